@@ -1,0 +1,342 @@
+"""Patch text -> plain dataclasses, reproducing Codex's parser exactly (see docs in the spec).
+
+Codex (openai/codex, ``codex-rs/apply-patch``) trims the whole text with Rust's ``str::trim``,
+splits it with ``str::lines``, checks the ``*** Begin Patch`` / ``*** End Patch`` boundaries (with
+the heredoc leniency), re-joins the lines with ``\\n`` and feeds them through its line-by-line
+state machine; the last line goes through ``finish``. This module does the same, in Python, with
+Rust's whitespace set (never ``str.strip()`` or ``str.splitlines()``, which disagree with Rust).
+
+**Ours**: consecutive ``@@`` lines are successive anchors of one chunk (Codex rejects the second
+one with ``Unexpected line found in update hunk: '@@ ...'``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from editors.apply_patch.errors import PatchParseError
+
+# Rust's char::is_whitespace: the Unicode White_Space property. Python's str.strip() also strips
+# U+001C..U+001F (and not all of these), so the set is spelled out.
+RUST_WHITESPACE = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680"
+    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+
+BEGIN_PATCH_MARKER = "*** Begin Patch"
+END_PATCH_MARKER = "*** End Patch"
+ADD_FILE_MARKER = "*** Add File: "
+DELETE_FILE_MARKER = "*** Delete File: "
+UPDATE_FILE_MARKER = "*** Update File: "
+MOVE_TO_MARKER = "*** Move to: "
+EOF_MARKER = "*** End of File"
+CHANGE_CONTEXT_MARKER = "@@ "
+EMPTY_CHANGE_CONTEXT_MARKER = "@@"
+ENVIRONMENT_ID_MARKER = "*** Environment ID:"
+HEREDOC_OPENERS = ("<<EOF", "<<'EOF'", '<<"EOF"')
+
+FIRST_LINE_ERROR = "The first line of the patch must be '*** Begin Patch'"
+LAST_LINE_ERROR = "The last line of the patch must be '*** End Patch'"
+NO_LINES_ERROR = "Update hunk does not contain any lines"
+
+
+def rust_trim(text: str) -> str:
+    """Rust's ``str::trim``."""
+    return text.strip(RUST_WHITESPACE)
+
+
+def rust_trim_end(text: str) -> str:
+    """Rust's ``str::trim_end``."""
+    return text.rstrip(RUST_WHITESPACE)
+
+
+def rust_lines(text: str) -> list[str]:
+    """Rust's ``str::lines``: split on ``\\n``, drop the ``\\r`` of each ``\\r\\n``, no final empty piece.
+
+    A ``\\r`` at the very end of the text (not followed by ``\\n``) stays, as in current Rust.
+    """
+    if not text:
+        return []
+    pieces = text.split("\n")
+    ends_with_newline = pieces[-1] == ""
+    if ends_with_newline:
+        pieces.pop()
+    last = len(pieces) - 1
+    return [
+        piece[:-1] if piece.endswith("\r") and (index < last or ends_with_newline) else piece
+        for index, piece in enumerate(pieces)
+    ]
+
+
+@dataclass
+class Chunk:
+    """One ``@@`` section of an update: find ``old_lines`` (after the anchors), put ``new_lines``.
+
+    ``change_context`` is Codex's single anchor; ``extra_contexts`` holds further anchors given on
+    consecutive ``@@`` lines (**Ours**), each searched after the previous one.
+    """
+
+    change_context: str | None = None
+    old_lines: list[str] = field(default_factory=list)
+    new_lines: list[str] = field(default_factory=list)
+    is_end_of_file: bool = False
+    extra_contexts: list[str] = field(default_factory=list)
+
+    @property
+    def contexts(self) -> list[str]:
+        """Every anchor, in the order they are searched."""
+        if self.change_context is None:
+            return list(self.extra_contexts)
+        return [self.change_context, *self.extra_contexts]
+
+    def add_context(self, context: str) -> None:
+        if self.change_context is None:
+            self.change_context = context
+        else:
+            self.extra_contexts.append(context)
+
+    def is_empty(self) -> bool:
+        return not self.old_lines and not self.new_lines
+
+
+@dataclass
+class AddFile:
+    path: str
+    contents: str = ""
+
+
+@dataclass
+class DeleteFile:
+    path: str
+
+
+@dataclass
+class UpdateFile:
+    path: str
+    move_path: str | None = None
+    chunks: list[Chunk] = field(default_factory=list)
+
+
+Hunk = AddFile | DeleteFile | UpdateFile
+
+
+@dataclass
+class Patch:
+    """A parsed patch: its hunks in order, the optional environment id, the normalised text."""
+
+    hunks: list[Hunk]
+    environment_id: str | None = None
+    text: str = ""
+
+
+def _check_boundaries(lines: list[str]) -> None:
+    first = rust_trim(lines[0]) if lines else None
+    last = rust_trim(lines[-1]) if lines else None
+    if first == BEGIN_PATCH_MARKER and last == END_PATCH_MARKER:
+        return
+    if first is not None and first != BEGIN_PATCH_MARKER:
+        raise PatchParseError(FIRST_LINE_ERROR)
+    raise PatchParseError(LAST_LINE_ERROR)
+
+
+def patch_lines(text: str) -> list[str]:
+    """The normalised lines of a patch (trimmed, split, heredoc wrapper removed), boundaries checked."""
+    lines = rust_lines(rust_trim(text))
+    try:
+        _check_boundaries(lines)
+    except PatchParseError:
+        if len(lines) >= 4 and lines[0] in HEREDOC_OPENERS and lines[-1].endswith("EOF"):
+            inner = lines[1:-1]
+            _check_boundaries(inner)
+            return inner
+        raise
+    return lines
+
+
+_NOT_STARTED, _STARTED, _ADD, _DELETE, _UPDATE, _ENDED = range(6)
+
+
+def _invalid_header(trimmed: str, line_number: int) -> PatchParseError:
+    return PatchParseError(
+        f"'{trimmed}' is not a valid hunk header. Valid hunk headers: "
+        "'*** Add File: {path}', '*** Delete File: {path}', '*** Update File: {path}'",
+        line_number,
+    )
+
+
+def _unexpected_update_line(line: str, line_number: int) -> PatchParseError:
+    return PatchParseError(
+        f"Unexpected line found in update hunk: '{line}'. Every line should start with "
+        "' ' (context line), '+' (added line), or '-' (removed line)",
+        line_number,
+    )
+
+
+class _Parser:
+    """Codex's line state machine (``StreamingPatchParser``), fed one normalised line at a time."""
+
+    def __init__(self) -> None:
+        self.mode = _NOT_STARTED
+        self.hunks: list[Hunk] = []
+        self.add_parts: list[str] = []
+        self.environment_id: str | None = None
+        self.line_number = 0
+        self.hunk_line_number = 0
+
+    # -- helpers ---------------------------------------------------------------------------------
+
+    def _close_add(self) -> None:
+        if self.mode == _ADD and self.hunks and isinstance(self.hunks[-1], AddFile):
+            self.hunks[-1].contents = "".join(self.add_parts)
+        self.add_parts = []
+
+    def _ensure_update_not_empty(self, line: str) -> None:
+        last = self.hunks[-1] if self.hunks else None
+        if not isinstance(last, UpdateFile):
+            return
+        if not last.chunks and self.mode == _UPDATE:
+            raise PatchParseError(f"Update file hunk for path '{last.path}' is empty", self.hunk_line_number)
+        if last.chunks and last.chunks[-1].is_empty():
+            if line == END_PATCH_MARKER:
+                raise PatchParseError(NO_LINES_ERROR, self.line_number)
+            raise _unexpected_update_line(line, self.line_number)
+
+    def _header(self, trimmed: str) -> bool:
+        if self.mode == _STARTED and trimmed.startswith(ENVIRONMENT_ID_MARKER):
+            if self.environment_id is not None:
+                raise PatchParseError("apply_patch environment_id cannot be specified more than once")
+            environment_id = rust_trim(trimmed[len(ENVIRONMENT_ID_MARKER) :])
+            if not environment_id:
+                raise PatchParseError("apply_patch environment_id cannot be empty")
+            self.environment_id = environment_id
+            return True
+        hunk: Hunk
+        if trimmed == END_PATCH_MARKER:
+            self._ensure_update_not_empty(trimmed)
+            self._close_add()
+            self.mode = _ENDED
+            return True
+        if trimmed.startswith(ADD_FILE_MARKER):
+            self._ensure_update_not_empty(trimmed)
+            self._close_add()
+            hunk, mode = AddFile(trimmed[len(ADD_FILE_MARKER) :]), _ADD
+        elif trimmed.startswith(DELETE_FILE_MARKER):
+            self._ensure_update_not_empty(trimmed)
+            self._close_add()
+            hunk, mode = DeleteFile(trimmed[len(DELETE_FILE_MARKER) :]), _DELETE
+        elif trimmed.startswith(UPDATE_FILE_MARKER):
+            self._ensure_update_not_empty(trimmed)
+            self._close_add()
+            hunk, mode = UpdateFile(trimmed[len(UPDATE_FILE_MARKER) :]), _UPDATE
+            self.hunk_line_number = self.line_number
+        else:
+            return False
+        self.hunks.append(hunk)
+        self.mode = mode
+        return True
+
+    # -- one line --------------------------------------------------------------------------------
+
+    def process(self, line: str) -> None:
+        trimmed = rust_trim(line)
+        mode = self.mode
+        if mode == _NOT_STARTED:
+            if trimmed == BEGIN_PATCH_MARKER:
+                self.mode = _STARTED
+                return
+            raise PatchParseError(FIRST_LINE_ERROR)
+        if mode == _UPDATE:
+            self._update_line(line)
+            return
+        if mode == _ENDED:
+            if trimmed:
+                raise PatchParseError(LAST_LINE_ERROR)
+            return
+        if self._header(trimmed):
+            return
+        if mode == _ADD and line.startswith("+"):
+            self.add_parts.append(line[1:])
+            self.add_parts.append("\n")
+            return
+        raise _invalid_header(trimmed, self.line_number)
+
+    def _update_line(self, line: str) -> None:
+        update_line = rust_trim_end(line)
+        if self._header(update_line):
+            return
+        hunk = self.hunks[-1]
+        assert isinstance(hunk, UpdateFile)
+        chunks = hunk.chunks
+        last = chunks[-1] if chunks else None
+        is_marker = update_line == EMPTY_CHANGE_CONTEXT_MARKER or update_line.startswith(CHANGE_CONTEXT_MARKER)
+        if last is not None and last.is_end_of_file:
+            if not update_line:
+                return
+            if not is_marker:
+                raise PatchParseError(
+                    f"Expected update hunk to start with a @@ context marker, got: '{line}'", self.line_number
+                )
+        if not chunks and hunk.move_path is None and update_line.startswith(MOVE_TO_MARKER):
+            hunk.move_path = update_line[len(MOVE_TO_MARKER) :]
+            return
+        if is_marker:
+            context = None if update_line == EMPTY_CHANGE_CONTEXT_MARKER else update_line[len(CHANGE_CONTEXT_MARKER) :]
+            if last is not None and last.is_empty():
+                # Codex: "Unexpected line found in update hunk: '@@ ...'". Ours: one more anchor.
+                if context is not None:
+                    last.add_context(context)
+                return
+            chunks.append(Chunk(change_context=context))
+            return
+        if update_line == EOF_MARKER:
+            if last is not None and last.is_empty():
+                raise PatchParseError(NO_LINES_ERROR, self.line_number)
+            if last is not None:
+                last.is_end_of_file = True
+            return
+        if not line or line[0] in " +-":
+            if last is None:
+                last = Chunk()
+                chunks.append(last)
+            first = line[:1]
+            body = line[1:]
+            if first == "+":
+                last.new_lines.append(body)
+            elif first == "-":
+                last.old_lines.append(body)
+            else:  # context line (an empty line is an empty context line)
+                last.old_lines.append(body)
+                last.new_lines.append(body)
+            return
+        if last is not None and not last.is_empty():
+            raise PatchParseError(
+                f"Expected update hunk to start with a @@ context marker, got: '{line}'", self.line_number
+            )
+        raise _unexpected_update_line(line, self.line_number)
+
+    def finish(self, line: str) -> None:
+        """Codex's ``finish``: the last line, already known to be ``*** End Patch`` once trimmed."""
+        trimmed = rust_trim(line)
+        if trimmed == END_PATCH_MARKER:
+            self._ensure_update_not_empty(trimmed)
+            self._close_add()
+            self.mode = _ENDED
+        else:  # unreachable after the boundary check; kept for fidelity
+            self.process(line)
+        if self.mode != _ENDED:
+            raise PatchParseError(LAST_LINE_ERROR)
+
+
+def parse_patch(text: str) -> Patch:
+    """Parse a patch the way Codex does (lenient mode). Raises :class:`PatchParseError`."""
+    lines = patch_lines(text)
+    parser = _Parser()
+    for raw in lines[:-1]:
+        # The state machine drops one more "\r" per line (on top of str::lines()).
+        line = raw[:-1] if raw.endswith("\r") else raw
+        parser.line_number += 1
+        parser.process(line)
+    parser.line_number += 1
+    parser.finish(lines[-1])
+    return Patch(hunks=parser.hunks, environment_id=parser.environment_id, text="\n".join(lines))
