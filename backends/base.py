@@ -1,0 +1,173 @@
+"""The backend seam: a handful of single-path primitives plus a ``Capabilities`` declaration.
+
+Everything derived (transactions, journal, history, policy, text handling) is written once in
+``vfs``; a backend only stores bytes under *keys*.
+
+Keys
+    A key is a relative POSIX path below the backend's root: ``"src/app.py"``; ``""`` is the root
+    itself. Keys are already normalised by ``vfs`` (no ``.``/``..``, no leading or doubled ``/``).
+
+Exceptions
+    Backends raise builtin exceptions only (``FileNotFoundError``, ``FileExistsError``,
+    ``IsADirectoryError``, ``NotADirectoryError``, ``PermissionError``, ``OSError``) and the two
+    defined here (:class:`PreconditionFailed`, :class:`EscapesRoot`, :class:`NotRegular`). ``vfs.storage`` translates
+    them into the vfs error vocabulary in one place.
+
+Conditional writes
+    ``write``/``delete`` take ``if_version`` (the stored version must still be this one) and
+    ``write`` takes ``if_absent`` (nothing may exist at the key). A backend with
+    ``Capabilities.conditional_write`` enforces them atomically in the store (S3 If-Match /
+    If-None-Match); one without it checks immediately before the change, leaving a small race
+    window against writers that bypass vfs, which it must declare.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal, Protocol, runtime_checkable
+
+Kind = Literal["file", "directory", "symlink", "other"]
+
+#: Backends that stage a write in a temp file next to its target put this in the temp file's name,
+#: so vfs can hide such files from listings and sweep leftovers after a crash.
+TEMP_MARKER = ".vfs-tmp-"
+
+
+class PreconditionFailed(OSError):
+    """A conditional write or delete found a different version (or an existing object)."""
+
+
+class EscapesRoot(PermissionError):
+    """The key resolves (through a symlink) to a location outside the backend's root."""
+
+
+class NotRegular(OSError):
+    """The key names something that is neither a regular file nor a directory (FIFO, device...)."""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can guarantee. vfs and the docs read these; nothing else is assumed."""
+
+    #: Replacing one file is atomic: a reader sees the old or the new bytes, never a mix.
+    atomic_replace: bool
+    #: The store itself enforces ``if_version``/``if_absent`` (compare-and-swap).
+    conditional_write: bool
+    #: A create can never overwrite an object that appeared concurrently.
+    exclusive_create: bool
+    #: Data is on stable storage when ``write`` returns (fsync or a store acknowledgement).
+    durable: bool
+    #: The commit lock excludes other processes (not only other threads of this process).
+    cross_process_lock: bool
+    #: Directories are real objects (local disk) rather than key prefixes (object stores).
+    real_directories: bool
+    #: Modification times are meaningful and fine grained.
+    real_mtime: bool
+    #: File modes (permission bits) are stored and restored.
+    modes: bool
+    #: Symlinks exist and are checked so that no access leaves the root.
+    symlinks: bool
+    #: Free-form caveats for the docs ("race window between check and write", ...).
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """What a backend knows about one key. ``version`` is opaque: compare it, never parse it."""
+
+    key: str
+    kind: Kind
+    size: int = 0
+    mode: int | None = None
+    version: str | None = None
+    mtime: float | None = None
+
+    @property
+    def name(self) -> str:
+        return self.key.rsplit("/", 1)[-1]
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """The primitives a storage backend provides. See the module docstring for the contract."""
+
+    #: Registry name ("local", "memory", "s3", "fsspec").
+    name: ClassVar[str]
+    capabilities: Capabilities
+
+    def describe(self) -> str:
+        """A human-readable root, e.g. ``/home/me/project`` or ``s3://bucket/prefix``."""
+        ...
+
+    def stat(self, key: str) -> FileInfo | None:
+        """Info for ``key`` without following a final symlink; ``None`` when nothing is there."""
+        ...
+
+    def read(self, key: str) -> tuple[bytes, FileInfo]:
+        """The bytes of a regular file and the info (version) of exactly those bytes."""
+        ...
+
+    def write(
+        self,
+        key: str,
+        data: bytes,
+        *,
+        mode: int | None = None,
+        if_version: str | None = None,
+        if_absent: bool = False,
+    ) -> FileInfo:
+        """Atomically create or replace a regular file; parent directories must exist.
+
+        ``mode`` None keeps the existing file's mode (or the default for a new file).
+        Raises ``PreconditionFailed`` when ``if_version``/``if_absent`` does not hold.
+        """
+        ...
+
+    def delete(self, key: str, *, if_version: str | None = None) -> None:
+        """Remove a regular file (or symlink). ``FileNotFoundError`` if absent."""
+        ...
+
+    def list(self, key: str) -> list[FileInfo]:
+        """Direct children of a directory, in no particular order."""
+        ...
+
+    def mkdir(self, key: str) -> None:
+        """Create one directory level (parent must exist). ``FileExistsError`` if present."""
+        ...
+
+    def rmdir(self, key: str) -> None:
+        """Remove an empty directory."""
+        ...
+
+    def matches(self, key: str, version: str | None) -> bool:
+        """Whether ``key`` still holds exactly ``version`` (``None`` = still absent)."""
+        ...
+
+    def resolve(self, key: str) -> str:
+        """The canonical key after following symlinks; ``EscapesRoot`` if it leaves the root."""
+        ...
+
+    def lock(self, key: str, *, timeout: float) -> AbstractContextManager[None]:
+        """An exclusive commit lock named by ``key``; ``TimeoutError`` if not acquired in time."""
+        ...
+
+    def close(self) -> None:
+        """Release resources (connections, lock handles)."""
+        ...
+
+
+def iter_parents(key: str) -> Iterator[str]:
+    """``"a/b/c"`` -> ``"a"``, ``"a/b"`` (the strict ancestors, outermost first; not the root)."""
+    parts = key.split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        yield "/".join(parts[:i])
+
+
+def parent_of(key: str) -> str:
+    return key.rsplit("/", 1)[0] if "/" in key else ""
+
+
+def join_key(base: str, name: str) -> str:
+    return f"{base}/{name}" if base else name

@@ -1,0 +1,221 @@
+"""In-memory backend: an isolated store per workspace, with real compare-and-swap.
+
+``memory://name`` opens the store called ``name`` (shared by every workspace of this process that
+opens the same name, like fsspec's memory filesystem); ``memory://`` alone opens a fresh anonymous
+store. Versions come from a generation counter owned by the store, bumped on every write, so a
+rewrite with identical bytes still changes the version (fsspec's own memory store mutates in place
+without changing ``ukey``/``checksum``, which is why this backend does not build on it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from backends.base import Capabilities, FileInfo, PreconditionFailed, iter_parents, parent_of
+
+DEFAULT_FILE_MODE = 0o644
+
+
+@dataclass
+class _Entry:
+    data: bytes | None  # None for a directory
+    mode: int
+    generation: int
+    mtime: float
+
+
+@dataclass
+class MemoryStore:
+    """The bytes of one named store. Thread-safe through ``guard``."""
+
+    entries: dict[str, _Entry] = field(default_factory=dict)
+    guard: threading.RLock = field(default_factory=threading.RLock)
+    locks: dict[str, threading.Lock] = field(default_factory=dict)
+    _counter: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+    def next_generation(self) -> int:
+        return next(self._counter)
+
+
+_STORES: dict[str, MemoryStore] = {}
+_STORES_GUARD = threading.Lock()
+
+
+def named_store(name: str) -> MemoryStore:
+    with _STORES_GUARD:
+        return _STORES.setdefault(name, MemoryStore())
+
+
+def forget_store(name: str) -> None:
+    """Drop a named store (tests use it to start clean)."""
+    with _STORES_GUARD:
+        _STORES.pop(name, None)
+
+
+class MemoryBackend:
+    name: ClassVar[str] = "memory"
+    capabilities = Capabilities(
+        atomic_replace=True,
+        conditional_write=True,
+        exclusive_create=True,
+        durable=False,
+        cross_process_lock=False,
+        real_directories=True,
+        real_mtime=True,
+        modes=True,
+        symlinks=False,
+        notes=("Lives in this process only: nothing survives the process, no other process sees it.",),
+    )
+
+    def __init__(self, store: MemoryStore | None = None, *, label: str = "") -> None:
+        self.store = store if store is not None else MemoryStore()
+        self.label = label
+
+    @classmethod
+    def from_url(cls, url: str, storage_options: dict[str, Any]) -> MemoryBackend:
+        name = url.partition("://")[2].strip("/")
+        if not name:
+            return cls(label="memory://")
+        return cls(named_store(name), label=f"memory://{name}")
+
+    def describe(self) -> str:
+        return self.label or "memory://"
+
+    # -- primitives ---------------------------------------------------------------------------
+
+    def _info(self, key: str, entry: _Entry) -> FileInfo:
+        if entry.data is None:
+            return FileInfo(key, "directory", 0, entry.mode, None, entry.mtime)
+        return FileInfo(key, "file", len(entry.data), entry.mode, f"g{entry.generation}", entry.mtime)
+
+    def stat(self, key: str) -> FileInfo | None:
+        if key == "":
+            return FileInfo("", "directory", 0, 0o755)
+        with self.store.guard:
+            entry = self.store.entries.get(key)
+            return None if entry is None else self._info(key, entry)
+
+    def _require_parent(self, key: str) -> None:
+        parent = parent_of(key)
+        if parent == "":
+            return
+        entry = self.store.entries.get(parent)
+        if entry is None:
+            raise FileNotFoundError(f"No such directory: {parent}")
+        if entry.data is not None:
+            raise NotADirectoryError(f"Not a directory: {parent}")
+
+    def read(self, key: str) -> tuple[bytes, FileInfo]:
+        with self.store.guard:
+            entry = self.store.entries.get(key)
+            if entry is None:
+                for parent in iter_parents(key):
+                    p = self.store.entries.get(parent)
+                    if p is not None and p.data is not None:
+                        raise NotADirectoryError(f"Not a directory: {parent}")
+                raise FileNotFoundError(f"No such file: {key}")
+            if entry.data is None:
+                raise IsADirectoryError(f"Is a directory: {key}")
+            return entry.data, self._info(key, entry)
+
+    def write(
+        self,
+        key: str,
+        data: bytes,
+        *,
+        mode: int | None = None,
+        if_version: str | None = None,
+        if_absent: bool = False,
+    ) -> FileInfo:
+        with self.store.guard:
+            self._require_parent(key)
+            current = self.store.entries.get(key)
+            if current is not None and current.data is None:
+                raise IsADirectoryError(f"Is a directory: {key}")
+            if if_absent and current is not None:
+                raise PreconditionFailed(f"{key} already exists")
+            if if_version is not None and (current is None or f"g{current.generation}" != if_version):
+                raise PreconditionFailed(f"{key} changed")
+            if mode is None:
+                mode = current.mode if current is not None else DEFAULT_FILE_MODE
+            entry = _Entry(bytes(data), mode, self.store.next_generation(), time.time())
+            self.store.entries[key] = entry
+            return self._info(key, entry)
+
+    def delete(self, key: str, *, if_version: str | None = None) -> None:
+        with self.store.guard:
+            current = self.store.entries.get(key)
+            if current is None:
+                raise FileNotFoundError(f"No such file: {key}")
+            if current.data is None:
+                raise IsADirectoryError(f"Is a directory: {key}")
+            if if_version is not None and f"g{current.generation}" != if_version:
+                raise PreconditionFailed(f"{key} changed")
+            del self.store.entries[key]
+
+    def list(self, key: str) -> list[FileInfo]:
+        with self.store.guard:
+            if key:
+                entry = self.store.entries.get(key)
+                if entry is None:
+                    raise FileNotFoundError(f"No such directory: {key}")
+                if entry.data is not None:
+                    raise NotADirectoryError(f"Not a directory: {key}")
+            prefix = f"{key}/" if key else ""
+            return [
+                self._info(k, e)
+                for k, e in self.store.entries.items()
+                if k.startswith(prefix) and "/" not in k[len(prefix) :]
+            ]
+
+    def mkdir(self, key: str) -> None:
+        with self.store.guard:
+            self._require_parent(key)
+            if key in self.store.entries:
+                raise FileExistsError(f"Exists: {key}")
+            self.store.entries[key] = _Entry(None, 0o755, self.store.next_generation(), time.time())
+
+    def rmdir(self, key: str) -> None:
+        with self.store.guard:
+            entry = self.store.entries.get(key)
+            if entry is None:
+                raise FileNotFoundError(f"No such directory: {key}")
+            if entry.data is not None:
+                raise NotADirectoryError(f"Not a directory: {key}")
+            prefix = f"{key}/"
+            if any(k.startswith(prefix) for k in self.store.entries):
+                raise OSError(39, f"Directory not empty: {key}")
+            del self.store.entries[key]
+
+    def matches(self, key: str, version: str | None) -> bool:
+        info = self.stat(key)
+        if version is None:
+            return info is None
+        return info is not None and info.version == version
+
+    def resolve(self, key: str) -> str:
+        return key
+
+    def lock(self, key: str, *, timeout: float) -> AbstractContextManager[None]:
+        with self.store.guard:
+            lock = self.store.locks.setdefault(key, threading.Lock())
+        return _hold(lock, timeout, key)
+
+    def close(self) -> None:
+        return None
+
+
+@contextmanager
+def _hold(lock: threading.Lock, timeout: float, key: str) -> Iterator[None]:
+    if not lock.acquire(timeout=timeout):
+        raise TimeoutError(f"could not acquire the commit lock {key} within {timeout} s")
+    try:
+        yield
+    finally:
+        lock.release()

@@ -1,0 +1,70 @@
+"""The ``vfs`` console script.
+
+Each verb lives in its own module with two functions, ``configure(parser)`` and ``run(args)``;
+modules are imported only when their verb runs, so ``vfs apply`` stays fast to start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from collections.abc import Sequence
+
+# verb -> (module, one-line help). Sorted by how often people use them.
+VERBS: dict[str, tuple[str, str]] = {
+    "apply": ("editors.cli.apply_cmd", "apply a Codex-style patch atomically (drop-in for apply_patch)"),
+    "tool": ("editors.cli.tool_cmd", "run one model tool call (str_replace_editor or apply_patch)"),
+    "log": ("editors.cli.history_cmd", "list recent transactions and the files they changed"),
+    "undo": ("editors.cli.history_cmd", "revert the most recent transaction (repeatable)"),
+    "recover": ("editors.cli.history_cmd", "finish or roll back a commit interrupted by a crash"),
+    "serve": ("editors.cli.serve_cmd", "serve the tools over MCP (stdio or HTTP)"),
+    "schema": ("editors.cli.schema_cmd", "print tool definitions for OpenAI, Anthropic or MCP"),
+    "demo": ("editors.cli.demo_cmd", "apply an example patch to a fresh workspace and show the result"),
+}
+
+EPILOG = """examples:
+  vfs demo                                   try it on an in-memory workspace
+  vfs apply < change.patch                   apply a patch in the current directory
+  vfs apply --root s3://bucket/ws --storage-option endpoint_url=http://127.0.0.1:9000 p.patch
+  vfs tool str_replace_editor '{"command": "view", "path": "/repo/README.md"}' --root /repo
+  vfs log && vfs undo
+"""
+
+
+def _available_verbs() -> dict[str, tuple[str, str]]:
+    return {verb: spec for verb, spec in VERBS.items() if importlib.util.find_spec(spec[0]) is not None}
+
+
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="vfs",
+        description="A transactional filesystem for coding agents.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    for name, (module_name, help_text) in _available_verbs().items():
+        sp = sub.add_parser(name, help=help_text, description=help_text)
+        if name == verb:  # only the verb that runs pays for importing its module
+            module = importlib.import_module(module_name)
+            module.configure(sp, name)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    verb = next((a for a in args_list if not a.startswith("-")), None)
+    parser = build_parser(verb if verb in VERBS else None)
+    args = parser.parse_args(args_list)
+    if not args.verb:
+        parser.print_help()
+        return 2
+    module = importlib.import_module(VERBS[args.verb][0])
+    code: int = module.run(args)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

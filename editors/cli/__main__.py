@@ -1,0 +1,3 @@
+from editors.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,103 @@
+"""vfs: a transactional view of any filesystem, for coding agents.
+
+Open a workspace, group changes to any number of files into a transaction, and commit them
+atomically, with concurrent modification detected and a crash always recoverable::
+
+    import vfs
+
+    ws = vfs.open_workspace("memory://demo")
+    with ws.transaction(label="rename") as tx:
+        tx.write("/workspace/a.txt", b"hello\\n")
+        tx.move("/workspace/a.txt", "/workspace/b.txt")
+
+See ``docs/vfs-api.md`` for the whole API. Importing vfs never imports fsspec, s3fs or boto3.
+"""
+
+from vfs.errors import (
+    Aborted,
+    AmbiguousEdit,
+    EditNotFound,
+    Exists,
+    InvalidArgument,
+    IOFailure,
+    IsADirectory,
+    NotADirectory,
+    NotFound,
+    NotObserved,
+    NotRegularFile,
+    NotText,
+    PatchError,
+    PermissionDenied,
+    RollbackFailed,
+    SandboxDenied,
+    StaleVersion,
+    TooLarge,
+    Unsupported,
+    VfsError,
+    code_of,
+)
+from vfs.paths import META_DIR, MODES
+from vfs.session import Observation, ObservationPolicy, Policy, Session
+from vfs.text import decode_text, dominant_newline, encode_text, has_bom
+from vfs.transaction import Transaction
+from vfs.types import (
+    CREATE_IF_ABSENT,
+    UNCONDITIONAL,
+    Change,
+    CommitResult,
+    HistoryEntry,
+    Intent,
+    Read,
+    RecoveryReport,
+    Stat,
+    replace_if_version,
+)
+from vfs.workspace import DEFAULT_MOUNT, Workspace, open_workspace
+
+__all__ = [
+    "CREATE_IF_ABSENT",
+    "DEFAULT_MOUNT",
+    "META_DIR",
+    "MODES",
+    "UNCONDITIONAL",
+    "Aborted",
+    "AmbiguousEdit",
+    "Change",
+    "CommitResult",
+    "EditNotFound",
+    "Exists",
+    "HistoryEntry",
+    "IOFailure",
+    "Intent",
+    "InvalidArgument",
+    "IsADirectory",
+    "NotADirectory",
+    "NotFound",
+    "NotObserved",
+    "NotRegularFile",
+    "NotText",
+    "Observation",
+    "ObservationPolicy",
+    "PatchError",
+    "PermissionDenied",
+    "Policy",
+    "Read",
+    "RecoveryReport",
+    "RollbackFailed",
+    "SandboxDenied",
+    "Session",
+    "StaleVersion",
+    "Stat",
+    "TooLarge",
+    "Transaction",
+    "Unsupported",
+    "VfsError",
+    "Workspace",
+    "code_of",
+    "decode_text",
+    "dominant_newline",
+    "encode_text",
+    "has_bom",
+    "open_workspace",
+    "replace_if_version",
+]

@@ -1,0 +1,127 @@
+"""The one place where backend exceptions become vfs errors.
+
+Every backend call made by vfs goes through :class:`Storage`, which names the model-facing path in
+the message and picks the stable code. Nothing else in vfs catches backend exceptions.
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+from backends.base import Backend, EscapesRoot, FileInfo, NotRegular, PreconditionFailed
+from vfs.errors import (
+    Exists,
+    IOFailure,
+    IsADirectory,
+    NotADirectory,
+    NotFound,
+    NotRegularFile,
+    PermissionDenied,
+    SandboxDenied,
+    StaleVersion,
+    TooLarge,
+    VfsError,
+)
+
+T = TypeVar("T")
+
+
+def translate(exc: BaseException, path: str, action: str, mode: str) -> VfsError:
+    """Map a backend exception to a :class:`VfsError` naming ``path``."""
+    if isinstance(exc, VfsError):
+        return exc
+    if isinstance(exc, PreconditionFailed):
+        if exc.errno == errno.EEXIST:
+            return StaleVersion(f'cannot write "{path}": it was created by someone else meanwhile', path=path)
+        return StaleVersion(f'cannot {action} "{path}": file changed since it was read', path=path)
+    if isinstance(exc, EscapesRoot):
+        return SandboxDenied(f"The path {path} resolves outside the workspace.", path=path, mode=mode)
+    if isinstance(exc, NotRegular):
+        return NotRegularFile(f"The path {path} is not a regular file.", path=path)
+    if isinstance(exc, FileNotFoundError):
+        return NotFound(f"The path {path} does not exist.", path=path)
+    if isinstance(exc, FileExistsError):
+        return Exists(f"The path {path} already exists.", path=path)
+    if isinstance(exc, IsADirectoryError):
+        return IsADirectory(f"The path {path} is a directory.", path=path)
+    if isinstance(exc, NotADirectoryError):
+        return NotADirectory(f"A parent of {path} is not a directory.", path=path)
+    if isinstance(exc, PermissionError):
+        return PermissionDenied(f"Permission denied: cannot {action} {path}.", path=path)
+    if isinstance(exc, TimeoutError):
+        return IOFailure(f"Timed out trying to {action} {path}: {exc}", path=path)
+    if isinstance(exc, OSError):
+        if exc.errno == errno.EFBIG:
+            return TooLarge(f"Cannot {action} {path}: file too large.", path=path)
+        if exc.errno == errno.ENOSPC:
+            return IOFailure(f"Cannot {action} {path}: no space left on the device.", path=path)
+        detail = exc.strerror or str(exc) or type(exc).__name__
+        return IOFailure(f"Cannot {action} {path}: {detail}", path=path)
+    detail = str(exc) or type(exc).__name__
+    return IOFailure(f"Cannot {action} {path}: {type(exc).__name__}: {detail}", path=path)
+
+
+class Storage:
+    """A backend seen through vfs errors. ``display`` turns a key into the model-facing path."""
+
+    def __init__(self, backend: Backend, display: Callable[[str], str], mode: str) -> None:
+        self.backend = backend
+        self.display = display
+        self.mode = mode
+
+    def _call(self, action: str, key: str, fn: Callable[[], T]) -> T:
+        try:
+            return fn()
+        except Exception as exc:  # the translation point: every backend failure passes here
+            raise translate(exc, self.display(key), action, self.mode) from exc
+
+    def stat(self, key: str) -> FileInfo | None:
+        return self._call("stat", key, lambda: self.backend.stat(key))
+
+    def read(self, key: str) -> tuple[bytes, FileInfo]:
+        return self._call("read", key, lambda: self.backend.read(key))
+
+    def write(
+        self,
+        key: str,
+        data: bytes,
+        *,
+        mode: int | None = None,
+        if_version: str | None = None,
+        if_absent: bool = False,
+    ) -> FileInfo:
+        return self._call(
+            "write",
+            key,
+            lambda: self.backend.write(key, data, mode=mode, if_version=if_version, if_absent=if_absent),
+        )
+
+    def delete(self, key: str, *, if_version: str | None = None) -> None:
+        self._call("delete", key, lambda: self.backend.delete(key, if_version=if_version))
+
+    def list(self, key: str) -> list[FileInfo]:
+        return self._call("list", key, lambda: self.backend.list(key))
+
+    def mkdir(self, key: str) -> None:
+        self._call("create directory", key, lambda: self.backend.mkdir(key))
+
+    def rmdir(self, key: str) -> None:
+        self._call("remove directory", key, lambda: self.backend.rmdir(key))
+
+    def matches(self, key: str, version: str | None) -> bool:
+        return self._call("check", key, lambda: self.backend.matches(key, version))
+
+    def resolve(self, key: str) -> str:
+        return self._call("resolve", key, lambda: self.backend.resolve(key))
+
+    @contextmanager
+    def lock(self, key: str, timeout: float) -> Iterator[None]:
+        manager = self._call("lock", key, lambda: self.backend.lock(key, timeout=timeout))
+        self._call("lock", key, manager.__enter__)
+        try:
+            yield
+        finally:
+            self._call("unlock", key, lambda: manager.__exit__(None, None, None))
