@@ -75,6 +75,7 @@ class Chunk:
 
     ``change_context`` is Codex's single anchor; ``extra_contexts`` holds further anchors given on
     consecutive ``@@`` lines (**Ours**), each searched after the previous one.
+    Context lines are in both ``old_lines`` and ``new_lines``.
     """
 
     change_context: str | None = None
@@ -82,6 +83,9 @@ class Chunk:
     new_lines: list[str] = field(default_factory=list)
     is_end_of_file: bool = False
     extra_contexts: list[str] = field(default_factory=list)
+    # (index in old_lines, index in new_lines) of each line parsed as context (` ` or empty):
+    # context lines are never rewritten, so their exact bytes and line endings survive.
+    context_line_indices: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def contexts(self) -> list[str]:
@@ -95,6 +99,11 @@ class Chunk:
             self.change_context = context
         else:
             self.extra_contexts.append(context)
+
+    def push_context_line(self, line: str) -> None:
+        self.context_line_indices.append((len(self.old_lines), len(self.new_lines)))
+        self.old_lines.append(line)
+        self.new_lines.append(line)
 
     def is_empty(self) -> bool:
         return not self.old_lines and not self.new_lines
@@ -306,8 +315,7 @@ class _Parser:
             elif first == "-":
                 last.old_lines.append(body)
             else:  # context line (an empty line is an empty context line)
-                last.old_lines.append(body)
-                last.new_lines.append(body)
+                last.push_context_line(body)
             return
         if last is not None and not last.is_empty():
             raise PatchParseError(

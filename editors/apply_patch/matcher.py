@@ -1,0 +1,286 @@
+"""Locating chunks in a file (Codex's ``seek_sequence``) and rewriting its lines.
+
+Matching follows Codex exactly: chunks are searched forward from where the previous one ended,
+the ``@@`` anchor first; four passes (exact, right-trimmed, trimmed, trimmed with typographic
+punctuation folded to ASCII), each over every candidate position before the next; ``*** End of
+File`` tries only the last window; a pattern ending with an empty line is retried without it.
+
+The search is indexed (line key -> sorted positions, built lazily per pass), so a patch with many
+chunks on a large file costs about one pass over the file per leniency level, not one per chunk.
+
+Line-ending model (Codex's preserve mode, ours always): ``\\r\\n``, lone ``\\r`` and ``\\n`` each end
+a line; each line keeps its own ending; inserted lines take the file's first-seen ending (LF if
+none); the result always ends with a line break. **Ours**: a UTF-8 BOM is not part of the first
+line (ignored for matching, kept in the output).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from editors.apply_patch.errors import PatchContextNotFound, PatchLinesNotFound
+from editors.apply_patch.parser import Chunk, rust_trim, rust_trim_end
+
+BOM = "\ufeff"
+_EOL = re.compile(r"(\r\n|\r|\n)")
+
+_PUNCTUATION = str.maketrans(
+    {
+        **dict.fromkeys([0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2015, 0x2212], "-"),
+        **dict.fromkeys([0x2018, 0x2019, 0x201A, 0x201B], "'"),
+        **dict.fromkeys([0x201C, 0x201D, 0x201E, 0x201F], '"'),
+        **dict.fromkeys(
+            [0x00A0, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200A, 0x202F, 0x205F, 0x3000],
+            " ",
+        ),
+    }
+)
+
+
+def normalise_punctuation(line: str) -> str:
+    """Codex's last-pass key: trimmed, typographic dashes/quotes/spaces folded to ASCII."""
+    return rust_trim(line).translate(_PUNCTUATION)
+
+
+def _identity(line: str) -> str:
+    return line
+
+
+# The four passes, strictest first.
+PASSES: tuple[Callable[[str], str], ...] = (_identity, rust_trim_end, rust_trim, normalise_punctuation)
+
+Replacement = tuple[int, int, list[str]]
+
+
+@dataclass
+class SourceText:
+    """A text file as lines: ``texts[i]`` + ``endings[i]`` (``""`` only for an unterminated last line)."""
+
+    texts: list[str]
+    endings: list[str]
+    preferred: str = "\n"
+    bom: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> SourceText:
+        bom = text.startswith(BOM)
+        if bom:
+            text = text[1:]
+        if not text:
+            return cls([], [], "\n", bom)
+        if "\r" not in text:  # all LF: the common case, much faster than the regex
+            texts = text.split("\n")
+            endings = ["\n"] * (len(texts) - 1)
+        elif text.count("\r") == text.count("\r\n") == text.count("\n"):  # all CRLF
+            texts = text.split("\r\n")
+            endings = ["\r\n"] * (len(texts) - 1)
+        else:  # mixed, or lone CR
+            parts = _EOL.split(text)
+            texts = parts[0::2]
+            endings = parts[1::2]
+        if texts[-1] == "":
+            texts.pop()  # the text ended with a line break: no unterminated last line
+        else:
+            endings.append("")
+        preferred = endings[0] if endings and endings[0] else "\n"
+        return cls(texts, endings, preferred, bom)
+
+    def render(self) -> str:
+        parts: list[str] = [""] * (2 * len(self.texts))
+        parts[0::2] = self.texts
+        parts[1::2] = self.endings
+        body = "".join(parts)
+        return BOM + body if self.bom else body
+
+    def replaced(self, replacements: Sequence[Replacement]) -> SourceText:
+        """A copy with the replacements (sorted by start, non-overlapping) applied.
+
+        New lines take the preferred ending; any line left without an ending gets one, so the
+        result always ends with a line break (Codex's behaviour).
+        """
+        texts: list[str] = []
+        endings: list[str] = []
+        cursor = 0
+        preferred = self.preferred
+        for start, old_len, new_lines in replacements:
+            if start < cursor:  # pragma: no cover - compute_replacements never produces overlaps
+                raise AssertionError("overlapping replacements")
+            texts.extend(self.texts[cursor:start])
+            endings.extend(self.endings[cursor:start])
+            texts.extend(new_lines)
+            endings.extend([preferred] * len(new_lines))
+            cursor = start + old_len
+        texts.extend(self.texts[cursor:])
+        endings.extend(self.endings[cursor:])
+        if self.endings and not self.endings[-1]:
+            # The unterminated last line may have moved inward: every line ends with a break now.
+            endings = [ending or preferred for ending in endings]
+        return SourceText(texts, endings, preferred, self.bom)
+
+
+class LineIndex:
+    """Per-pass line keys of a file, built lazily, for a fast forward search.
+
+    A pass is rejected at once when a pattern line's key occurs nowhere in the file (set lookup);
+    otherwise candidates come from a C-level ``list.index`` scan for the pattern's longest key.
+    """
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self.lines = lines if isinstance(lines, list) else list(lines)
+        self._keys: dict[int, list[str]] = {}
+        self._key_sets: dict[int, frozenset[str]] = {}
+
+    def keys(self, level: int) -> list[str]:
+        keys = self._keys.get(level)
+        if keys is None:
+            keys = self.lines if level == 0 else list(map(PASSES[level], self.lines))
+            self._keys[level] = keys
+        return keys
+
+    def key_set(self, level: int) -> frozenset[str]:
+        key_set = self._key_sets.get(level)
+        if key_set is None:
+            key_set = frozenset(self.keys(level))
+            self._key_sets[level] = key_set
+        return key_set
+
+    def find(self, pattern: Sequence[str], start: int, level: int) -> int | None:
+        """The first ``i >= start`` where ``pattern`` matches at this leniency level."""
+        wanted = list(pattern) if level == 0 else list(map(PASSES[level], pattern))
+        keys = self.keys(level)
+        width = len(wanted)
+        last = len(keys) - width
+        if start > last:
+            return None
+        if width == 1:
+            try:
+                found = keys.index(wanted[0], start, last + 1)
+            except ValueError:
+                return None
+            return found
+        present = self.key_set(level)
+        if not all(key in present for key in wanted):
+            return None
+        # Scan for the longest key of the pattern (likely the rarest), then verify the window.
+        offset = max(range(width), key=lambda k: len(wanted[k]))
+        anchor = wanted[offset]
+        position = start + offset
+        stop = last + offset + 1
+        while True:
+            try:
+                position = keys.index(anchor, position, stop)
+            except ValueError:
+                return None
+            at = position - offset
+            if keys[at : at + width] == wanted:
+                return at
+            position += 1
+
+
+def _window_matches(lines: Sequence[str], pattern: Sequence[str], at: int, level: int) -> bool:
+    key_of = PASSES[level]
+    return all(key_of(lines[at + k]) == key_of(line) for k, line in enumerate(pattern))
+
+
+def seek_sequence(
+    lines: Sequence[str],
+    pattern: Sequence[str],
+    start: int,
+    eof: bool,
+    index: LineIndex | None = None,
+) -> int | None:
+    """Codex's ``seek_sequence``: first position ``>= start`` where ``pattern`` matches, or None."""
+    if not pattern:
+        return start
+    if len(pattern) > len(lines):
+        return None
+    last = len(lines) - len(pattern)
+    if eof:
+        # Only the last window is tried (if it is not before `start`).
+        at = max(last, start)
+        if at > last:
+            return None
+        for level in range(len(PASSES)):
+            if _window_matches(lines, pattern, at, level):
+                return at
+        return None
+    if start > last:
+        return None
+    if index is None:
+        index = LineIndex(lines)
+    for level in range(len(PASSES)):
+        found = index.find(pattern, start, level)
+        if found is not None:
+            return found
+    return None
+
+
+def compute_replacements(
+    lines: Sequence[str],
+    chunks: Sequence[Chunk],
+    path: str,
+    index: LineIndex | None = None,
+) -> list[Replacement]:
+    """Where each chunk goes, as ``(start, old_len, new_lines)`` sorted by start.
+
+    **Ours**: every ``@@`` anchor of a chunk is searched in turn; a pure addition with an anchor
+    (and no ``*** End of File``) is inserted right after its last anchor.
+    """
+    if index is None:
+        index = LineIndex(lines)
+    replacements: list[Replacement] = []
+    line_index = 0
+    for chunk in chunks:
+        contexts = chunk.contexts
+        for context in contexts:
+            found = seek_sequence(lines, [context], line_index, False, index)
+            if found is None:
+                raise PatchContextNotFound(f"Failed to find context '{context}' in {path}", path=path)
+            line_index = found + 1
+
+        if not chunk.old_lines:
+            if contexts and not chunk.is_end_of_file:
+                insertion = line_index
+            elif lines and lines[-1] == "":
+                insertion = len(lines) - 1
+            else:
+                insertion = len(lines)
+            replacements.append((insertion, 0, list(chunk.new_lines)))
+            continue
+
+        pattern: list[str] = chunk.old_lines
+        new_slice: list[str] = chunk.new_lines
+        found = seek_sequence(lines, pattern, line_index, chunk.is_end_of_file, index)
+        if found is None and pattern[-1] == "":
+            # The trailing empty line often stands for the file's final newline: retry without it.
+            pattern = pattern[:-1]
+            if new_slice and new_slice[-1] == "":
+                new_slice = new_slice[:-1]
+            found = seek_sequence(lines, pattern, line_index, chunk.is_end_of_file, index)
+        if found is None:
+            raise PatchLinesNotFound(
+                f"Failed to find expected lines in {path}:\n" + "\n".join(chunk.old_lines), path=path
+            )
+        # Context lines are left out of the replacements, so they keep their exact bytes.
+        old_start = new_start = 0
+        for old_context, new_context in chunk.context_line_indices:
+            if old_context >= len(pattern) or new_context >= len(new_slice):
+                break  # a trailing empty context line dropped by the retry above
+            if old_start != old_context or new_start != new_context:
+                replacements.append((found + old_start, old_context - old_start, new_slice[new_start:new_context]))
+            old_start, new_start = old_context + 1, new_context + 1
+        if old_start != len(pattern) or new_start != len(new_slice):
+            replacements.append((found + old_start, len(pattern) - old_start, new_slice[new_start:]))
+        line_index = found + len(pattern)
+
+    replacements.sort(key=lambda replacement: replacement[0])
+    return replacements
+
+
+def apply_chunks(text: str, chunks: Sequence[Chunk], path: str) -> str:
+    """The new content of a text file after an update's chunks (errors name ``path``)."""
+    source = SourceText.parse(text)
+    replacements = compute_replacements(source.texts, chunks, path)
+    return source.replaced(replacements).render()
