@@ -1,0 +1,240 @@
+"""Parsed patch + a way to read files -> the plan of what to write (a pure function, no I/O of its own).
+
+Codex applies hunks one after the other to the disk; we compute every hunk in memory first, in
+the same order and with the same error texts, so that the caller can commit the whole plan as one
+transaction (or nothing). Several operations on one path are folded in patch order: each sees the
+result of the earlier ones, as in Codex's standalone engine.
+
+The reader is called with resolved paths and returns the file's bytes, or ``None`` when nothing is
+there; it raises ``IsADirectoryError`` for a directory and ``NotADirectoryError`` when a parent is
+not a directory. Anything else it raises (policy, conflicts, I/O) propagates unchanged.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from editors.apply_patch.errors import (
+    PatchDeleteFailed,
+    PatchEmpty,
+    PatchFileNotFound,
+    PatchReadFailed,
+    PatchWriteFailed,
+)
+from editors.apply_patch.matcher import apply_chunks
+from editors.apply_patch.parser import AddFile, DeleteFile, Patch, UpdateFile
+
+Reader = Callable[[str], "bytes | None"]
+Resolver = Callable[[str], str]
+
+SUCCESS_HEADER = "Success. Updated the following files:"
+NO_FILES_MODIFIED = "No files were modified."
+
+
+@dataclass(frozen=True)
+class Step:
+    """One operation of the plan, in patch order. Paths are resolved; ``display`` as written.
+
+    ``move``: ``path`` is renamed to ``dest`` and ``dest`` then holds ``data``.
+    """
+
+    kind: Literal["add", "update", "delete", "move"]
+    path: str
+    display: str
+    data: bytes | None = None
+    dest: str | None = None
+    dest_display: str | None = None
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """The net effect of the patch on one file: ``before`` / ``after`` bytes (``None``: absent)."""
+
+    path: str
+    display: str
+    before: bytes | None
+    after: bytes | None
+
+    @property
+    def action(self) -> Literal["add", "update", "delete"]:
+        if self.before is None:
+            return "add"
+        return "delete" if self.after is None else "update"
+
+
+@dataclass(frozen=True)
+class PatchPlan:
+    steps: tuple[Step, ...]
+    changes: tuple[FileChange, ...]
+    added: tuple[str, ...]
+    modified: tuple[str, ...]
+    deleted: tuple[str, ...]
+
+    @property
+    def summary(self) -> str:
+        """Codex's stdout on success, byte for byte (ends with a line break)."""
+        return format_summary(self.added, self.modified, self.deleted)
+
+
+def format_summary(added: tuple[str, ...], modified: tuple[str, ...], deleted: tuple[str, ...]) -> str:
+    lines = [SUCCESS_HEADER]
+    lines.extend(f"A {path}" for path in added)
+    lines.extend(f"M {path}" for path in modified)
+    lines.extend(f"D {path}" for path in deleted)
+    return "\n".join(lines) + "\n"
+
+
+def _default_resolve(path: str) -> str:
+    return posixpath.normpath(path)
+
+
+class _Files:
+    """The files as the patch has left them so far: an overlay over the reader."""
+
+    def __init__(self, read: Reader) -> None:
+        self._read = read
+        self.overlay: dict[str, bytes | None] = {}
+        self.before: dict[str, bytes | None] = {}
+        self.display: dict[str, str] = {}
+        self.order: list[str] = []
+
+    def _note(self, key: str, display: str) -> None:
+        if key not in self.display:
+            self.display[key] = display
+            self.order.append(key)
+
+    def _implied(self, key: str) -> Literal["directory", "blocked"] | None:
+        """What the patch's own files say about ``key``: a directory above them, or under a file."""
+        prefix = key.rstrip("/") + "/"
+        for other, data in self.overlay.items():
+            if data is None:
+                continue
+            if other.startswith(prefix):
+                return "directory"
+            if key.startswith(other.rstrip("/") + "/"):
+                return "blocked"
+        return None
+
+    def get(self, key: str, display: str) -> bytes | None:
+        """Current bytes at ``key``; ``IsADirectoryError`` / ``NotADirectoryError`` as the reader."""
+        if key in self.overlay:
+            return self.overlay[key]
+        implied = self._implied(key)
+        if implied == "directory":
+            raise IsADirectoryError(key)
+        if implied == "blocked":
+            raise NotADirectoryError(key)
+        data = self._read(key)
+        self._note(key, display)
+        self.before.setdefault(key, data)
+        return data
+
+    def set(self, key: str, display: str, data: bytes | None) -> None:
+        self._note(key, display)
+        if key not in self.before:  # only reachable when the caller skipped get(): keep it honest
+            self.get(key, display)
+        self.overlay[key] = data
+
+
+def _decode(data: bytes, display: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PatchReadFailed(
+            f"Failed to read file to update {display}: stream did not contain valid UTF-8", path=display
+        ) from None
+
+
+def _check_writable(files: _Files, key: str, display: str) -> None:
+    """Codex's create_dir_all + write errors for a file about to be written at ``key``."""
+    try:
+        files.get(key, display)
+    except IsADirectoryError:
+        raise PatchWriteFailed(f"Failed to write file {display}", path=display) from None
+    except NotADirectoryError:
+        raise PatchWriteFailed(f"Failed to create parent directories for {display}", path=display) from None
+
+
+def plan_patch(patch: Patch, read: Reader, *, resolve: Resolver | None = None) -> PatchPlan:
+    """Compute every file's new content, in patch order, without writing anything.
+
+    Raises the Codex errors (``PatchEmpty``, ``PatchFileNotFound``, ``PatchContextNotFound``, ...)
+    at the first hunk that fails, exactly where Codex would stop.
+    """
+    if not patch.hunks:
+        raise PatchEmpty(NO_FILES_MODIFIED)
+    resolve = resolve or _default_resolve
+    files = _Files(read)
+    steps: list[Step] = []
+    added: list[str] = []
+    modified: list[str] = []
+    deleted: list[str] = []
+
+    for hunk in patch.hunks:
+        if isinstance(hunk, AddFile):
+            key = resolve(hunk.path)
+            _check_writable(files, key, hunk.path)
+            data = hunk.contents.encode("utf-8")
+            files.set(key, hunk.path, data)
+            steps.append(Step("add", key, hunk.path, data))
+            added.append(hunk.path)
+        elif isinstance(hunk, DeleteFile):
+            key = resolve(hunk.path)
+            try:
+                current = files.get(key, hunk.path)
+            except (IsADirectoryError, NotADirectoryError):
+                current = None
+            if current is None:
+                raise PatchDeleteFailed(f"Failed to delete file {hunk.path}", path=hunk.path)
+            files.set(key, hunk.path, None)
+            steps.append(Step("delete", key, hunk.path))
+            deleted.append(hunk.path)
+        elif isinstance(hunk, UpdateFile):
+            key = resolve(hunk.path)
+            data = _updated(files, key, hunk)
+            dest_key = resolve(hunk.move_path) if hunk.move_path is not None else None
+            if hunk.move_path is None or dest_key == key:
+                # **Ours**: a move onto the file itself is an in-place update (Codex deletes it).
+                _check_writable(files, key, hunk.path)
+                files.set(key, hunk.path, data)
+                steps.append(Step("update", key, hunk.path, data))
+                modified.append(hunk.move_path if hunk.move_path is not None else hunk.path)
+            else:
+                assert dest_key is not None
+                _check_writable(files, dest_key, hunk.move_path)
+                files.set(dest_key, hunk.move_path, data)
+                files.set(key, hunk.path, None)
+                steps.append(Step("move", key, hunk.path, data, dest_key, hunk.move_path))
+                modified.append(hunk.move_path)
+        else:  # pragma: no cover - the parser only makes these three
+            raise TypeError(f"unknown hunk {hunk!r}")
+
+    changes = tuple(
+        FileChange(key, files.display[key], files.before.get(key), files.overlay[key])
+        for key in files.order
+        if key in files.overlay and not (files.before.get(key) is None and files.overlay[key] is None)
+    )
+    return PatchPlan(tuple(steps), changes, tuple(added), tuple(modified), tuple(deleted))
+
+
+def _updated(files: _Files, key: str, hunk: UpdateFile) -> bytes:
+    display = hunk.path
+    try:
+        current = files.get(key, display)
+    except IsADirectoryError:
+        raise PatchReadFailed(
+            f"Failed to read file to update {display}: Is a directory (os error 21)", path=display
+        ) from None
+    except NotADirectoryError:
+        raise PatchReadFailed(
+            f"Failed to read file to update {display}: Not a directory (os error 20)", path=display
+        ) from None
+    if current is None:
+        raise PatchFileNotFound(
+            f"Failed to read file to update {display}: No such file or directory (os error 2)", path=display
+        )
+    text = _decode(current, display)
+    return apply_chunks(text, hunk.chunks, display).encode("utf-8")
