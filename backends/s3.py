@@ -1,0 +1,828 @@
+"""S3 backend: objects under ``s3://bucket/prefix``, with real compare-and-swap.
+
+Built on s3fs's aiobotocore client (``storage_options`` go to :class:`s3fs.S3FileSystem`), but
+every call here is a direct S3 request: s3fs's listing cache is never consulted.
+
+Versions
+    The exact ETag string from the store (a fresh ``HEAD``/``GET``/``PUT`` response or a fresh
+    ``ListObjectsV2`` page, never a cache, never ``LastModified``), plus the ``VersionId`` when
+    the bucket is versioned (so a rewrite with identical bytes still changes the version there).
+    Tokens are opaque; only this module splits them.
+
+Conditional writes
+    ``write(if_version=v)`` sends ``If-Match: <etag of v>``, ``write(if_absent=True)`` sends
+    ``If-None-Match: *``; objects of ``multipart_threshold`` bytes and more are uploaded as a
+    multipart upload whose ``CompleteMultipartUpload`` carries the same condition (s3fs's
+    ``pipe_file`` drops it there, so this module does its own multipart). ``delete(if_version=v)``
+    is a ``DeleteObject`` with ``If-Match``. A 412 or 409 becomes :class:`PreconditionFailed`
+    (``errno.ESTALE``, or ``errno.EEXIST`` for a create conflict). Server differences handled:
+    AWS/moto answer ``If-Match`` on a missing key with 404, SeaweedFS with 412 (and without the
+    ``Condition`` field that s3fs needs to raise ``FileExistsError``); both are read from the raw
+    botocore error here, never from s3fs's translated exception. A conditional request that
+    botocore had to *retry* (the first attempt may have landed) and then got 412 is resolved by a
+    ``HEAD``: if the object now holds exactly our bytes (plain MD5 ETag) the write is ours.
+    With versioning, ``If-Match`` compares the ETag only: a concurrent rewrite with identical
+    bytes is not detected by the store (the bytes are the ones expected, so nothing is lost).
+
+Directories
+    S3 has none: a directory is a key prefix. ``mkdir`` writes an empty *marker* object
+    ``<key>/`` (created with ``If-None-Match: *``), so an empty directory made by vfs is listable;
+    ``rmdir`` removes the marker (``ENOTEMPTY`` if anything else is below it). A prefix with
+    children is a directory whether or not it has a marker, and it vanishes when its last child
+    is deleted, unless it has a marker. ``write`` does not require the parent "directory" to
+    exist and does not look for a directory at the key (each would cost a request per write;
+    vfs checks both in its preflight). If both an object ``k`` and a prefix ``k/`` exist, ``k``
+    is reported as the file.
+
+Commit lock
+    :meth:`S3Backend.lock` returns an :class:`S3Lease`: a lease object created with
+    ``If-None-Match: *`` holding owner id, host, pid and expiry; a background thread renews it
+    with ``If-Match`` every ``ttl/3`` and the release is a ``DeleteObject`` with ``If-Match``. A
+    lease is taken over (``PutObject`` with ``If-Match`` on the expired lease's ETag, so only one
+    waiter wins) once it is expired by the holder's own clock plus ``clock_skew``, or once this
+    waiter has seen the same lease ETag unchanged for longer than its ``ttl`` (no clock trust
+    needed). A holder that loses its lease (stalled past ``ttl``) raises :class:`LeaseLost` when
+    the lock is released.
+
+Batch extension (optional, see :class:`BatchBackend`)
+    ``stat_many``, ``read_many``, ``write_many``, ``delete_many`` and ``matches_many`` run their
+    items concurrently on s3fs's event loop (bounded by ``max_concurrency``) and return one
+    result per item: the value, or the exception the single-item call would have raised.
+
+Options (``vfs_``-prefixed keys in ``storage_options`` are taken out before s3fs sees them)
+    ``vfs_lease_ttl`` (s, default 30), ``vfs_clock_skew`` (s, default 5),
+    ``vfs_multipart_threshold`` (bytes, default 100 MiB), ``vfs_part_size`` (default 50 MiB),
+    ``vfs_max_concurrency`` (default 16).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+
+from backends.base import Capabilities, FileInfo, PreconditionFailed, parent_of
+
+T = TypeVar("T")
+
+_VID_SEP = "|vid="
+MiB = 2**20
+
+
+# -- the batch extension (proposed for backends/base.py) ----------------------------------------
+
+
+@dataclass(frozen=True)
+class WriteItem:
+    """One write of a batch; the fields mean what the arguments of ``Backend.write`` mean."""
+
+    key: str
+    data: bytes
+    mode: int | None = None
+    if_version: str | None = None
+    if_absent: bool = False
+
+
+@dataclass(frozen=True)
+class DeleteItem:
+    key: str
+    if_version: str | None = None
+
+
+@runtime_checkable
+class BatchBackend(Protocol):
+    """Optional: many single-key primitives at once, run concurrently by the backend.
+
+    Each method returns a list aligned with its input: for every item either the value the
+    single-item primitive returns or the exception instance it would have raised (``None`` for a
+    successful ``delete``). A failure of one item never stops the others, and the call itself
+    only raises for a failure that is not about one item (a programming error). Items are
+    independent: no ordering between them is promised, and each is exactly as atomic and as
+    conditional as its single-item call (a batch is not a transaction).
+    """
+
+    def stat_many(self, keys: Sequence[str]) -> list[FileInfo | BaseException | None]: ...
+
+    def read_many(self, keys: Sequence[str]) -> list[tuple[bytes, FileInfo] | BaseException]: ...
+
+    def write_many(self, items: Sequence[WriteItem]) -> list[FileInfo | BaseException]: ...
+
+    def delete_many(self, items: Sequence[DeleteItem]) -> list[BaseException | None]: ...
+
+    def matches_many(self, items: Sequence[tuple[str, str | None]]) -> list[bool | BaseException]: ...
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+class LeaseLost(TimeoutError):
+    """The commit lease expired while held (the holder stalled) and another client took it."""
+
+
+def _token(etag: str, version_id: str | None) -> str:
+    return f"{etag}{_VID_SEP}{version_id}" if version_id else etag
+
+
+def _etag_of(token: str) -> str:
+    return token.split(_VID_SEP, 1)[0]
+
+
+def _version_id(meta: dict[str, Any]) -> str | None:
+    vid = meta.get("VersionId")
+    # moto answers CompleteMultipartUpload with VersionId "null" on an unversioned bucket; a
+    # suspended bucket uses "null" too. Neither distinguishes versions: drop it.
+    return None if not vid or vid == "null" else str(vid)
+
+
+def _mtime(meta: dict[str, Any]) -> float | None:
+    lm = meta.get("LastModified")
+    return float(lm.timestamp()) if lm is not None and hasattr(lm, "timestamp") else None
+
+
+def _client_error_parts(exc: BaseException) -> tuple[int, str, str, int] | None:
+    """(HTTP status, error code, condition, retry attempts) of a botocore ClientError."""
+    response = getattr(exc, "response", None)
+    if not isinstance(response, dict) or "Error" not in response:
+        return None
+    meta = response.get("ResponseMetadata", {})
+    error = response.get("Error", {})
+    status = int(meta.get("HTTPStatusCode") or 0)
+    code = str(error.get("Code", ""))
+    if not status and code.isdigit():
+        status = int(code)
+    return status, code, str(error.get("Condition", "")), int(meta.get("RetryAttempts") or 0)
+
+
+def _is_precondition(parts: tuple[int, str, str, int] | None) -> bool:
+    return parts is not None and (
+        parts[0] in (409, 412) or parts[1] in ("PreconditionFailed", "ConditionalRequestConflict")
+    )
+
+
+def _is_not_found(parts: tuple[int, str, str, int] | None) -> bool:
+    return parts is not None and (parts[0] == 404 or parts[1] in ("NoSuchKey", "NotFound", "404"))
+
+
+def _translate(exc: BaseException, key: str) -> BaseException:
+    """A builtin exception for a botocore failure (ClientError or transport error)."""
+    parts = _client_error_parts(exc)
+    if parts is None:
+        if isinstance(exc, OSError):
+            return exc
+        # botocore transport errors (EndpointConnectionError, ReadTimeoutError, ...)
+        if type(exc).__module__.startswith(("botocore", "aiobotocore", "aiohttp")):
+            return OSError(errno.EIO, f"S3 request failed: {type(exc).__name__}: {exc}", key)
+        return exc
+    status, code, _cond, _ = parts
+    message = str(exc)
+    if _is_precondition(parts):
+        return PreconditionFailed(errno.ESTALE, "changed since it was read", key)
+    if _is_not_found(parts):
+        return FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+    if status == 403 or code in ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch"):
+        return PermissionError(errno.EACCES, f"S3 denied access ({code})", key)
+    if code == "NoSuchBucket":
+        return FileNotFoundError(errno.ENOENT, f"No such bucket ({message})", key)
+    if code == "EntityTooLarge":
+        return OSError(errno.EFBIG, "object too large for S3", key)
+    return OSError(errno.EIO, f"S3 error {status} {code}: {message}", key)
+
+
+# -- the backend ------------------------------------------------------------------------------
+
+
+class S3Backend:
+    name: ClassVar[str] = "s3"
+    capabilities = Capabilities(
+        atomic_replace=True,
+        conditional_write=True,
+        exclusive_create=True,
+        durable=True,
+        cross_process_lock=True,
+        real_directories=False,
+        real_mtime=False,
+        modes=False,
+        symlinks=False,
+        notes=(
+            "Versions are S3 ETags (plus VersionId on versioned buckets); writes and deletes are "
+            "conditional in the store (If-Match / If-None-Match), multipart uploads included.",
+            "Directories are key prefixes: mkdir writes an empty '<dir>/' marker object; a directory "
+            "whose last file is deleted disappears unless it has a marker.",
+            "The commit lock is a lease object with an expiry (default 30 s), renewed in the "
+            "background; a crashed holder blocks others for at most the lease time.",
+            "No file modes, no symlinks; LastModified has 1 s resolution and is never used as a version.",
+            "On a versioned bucket If-Match compares ETags: a concurrent rewrite with byte-identical "
+            "content is not detected (nothing is lost: the bytes are the expected ones).",
+        ),
+    )
+
+    def __init__(
+        self,
+        fs: Any,
+        bucket: str,
+        prefix: str = "",
+        *,
+        lease_ttl: float = 30.0,
+        clock_skew: float = 5.0,
+        multipart_threshold: int = 100 * MiB,
+        part_size: int = 50 * MiB,
+        max_concurrency: int = 16,
+        owns_fs: bool = False,
+    ) -> None:
+        if not bucket:
+            raise ValueError("an S3 root needs a bucket: s3://bucket[/prefix]")
+        if part_size < 5 * MiB:
+            raise ValueError("S3 multipart parts must be at least 5 MiB")
+        self.fs = fs
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+        self._base = f"{self.prefix}/" if self.prefix else ""
+        self.lease_ttl = lease_ttl
+        self.clock_skew = clock_skew
+        self.multipart_threshold = max(multipart_threshold, part_size)
+        self.part_size = part_size
+        self.max_concurrency = max_concurrency
+        self._owns_fs = owns_fs
+        self._versioned: bool | None = None  # None: not asked yet / not allowed to ask
+        self._versioning_checked = False
+        self._leases: set[S3Lease] = set()
+        self._leases_guard = threading.Lock()
+
+    @classmethod
+    def from_url(cls, url: str, storage_options: dict[str, Any]) -> S3Backend:
+        import s3fs
+
+        options = dict(storage_options)
+        tuning = {k[4:]: options.pop(k) for k in list(options) if k.startswith("vfs_")}
+        _, _, rest = url.partition("://")
+        bucket, _, prefix = rest.partition("/")
+        fs = s3fs.S3FileSystem(**options)
+        return cls(
+            fs,
+            bucket,
+            prefix,
+            lease_ttl=float(tuning.get("lease_ttl", 30.0)),
+            clock_skew=float(tuning.get("clock_skew", 5.0)),
+            multipart_threshold=int(tuning.get("multipart_threshold", 100 * MiB)),
+            part_size=int(tuning.get("part_size", 50 * MiB)),
+            max_concurrency=int(tuning.get("max_concurrency", 16)),
+            owns_fs=True,
+        )
+
+    def describe(self) -> str:
+        return f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}"
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _obj(self, key: str) -> str:
+        return f"{self._base}{key}"
+
+    def _dir_prefix(self, key: str) -> str:
+        return f"{self._base}{key}/" if key else self._base
+
+    def _run(self, factory: Callable[[], Awaitable[T]]) -> T:
+        from fsspec.asyn import sync
+
+        async def runner() -> T:
+            return await factory()
+
+        result: T = sync(self.fs.loop, runner)
+        return result
+
+    async def _call(self, op: str, key: str, **kwargs: Any) -> dict[str, Any]:
+        """One S3 request; raises the *raw* botocore error (callers inspect it)."""
+        await self.fs.set_session()
+        client = await self.fs.get_s3(self.bucket)
+        method = getattr(client, op)
+        if hasattr(self.fs, "_get_s3_method_kwargs"):  # honours s3_additional_kwargs / requester pays
+            kwargs = self.fs._get_s3_method_kwargs(method, Bucket=self.bucket, **kwargs)
+        else:  # pragma: no cover - older s3fs
+            kwargs = {"Bucket": self.bucket, **kwargs}
+        result: dict[str, Any] = await method(**kwargs)
+        return result
+
+    async def _calls(self, op: str, key: str, **kwargs: Any) -> dict[str, Any]:
+        """Like :meth:`_call` but with builtin exceptions."""
+        try:
+            return await self._call(op, key, **kwargs)
+        except Exception as exc:
+            raise _translate(exc, key) from exc
+
+    async def _gather(self, coros: Sequence[Awaitable[T]]) -> list[T | BaseException]:
+        sem = asyncio.Semaphore(self.max_concurrency)
+
+        async def one(c: Awaitable[T]) -> T | BaseException:
+            async with sem:
+                try:
+                    return await c
+                except Exception as exc:  # noqa: BLE001 - a per-item result, by design
+                    return exc
+
+        return list(await asyncio.gather(*(one(c) for c in coros)))
+
+    async def _versioning(self) -> bool | None:
+        if not self._versioning_checked:
+            try:
+                out = await self._call("get_bucket_versioning", "")
+                self._versioned = out.get("Status") in ("Enabled", "Suspended")
+            except Exception:  # noqa: BLE001 - not allowed to ask: assume it may be versioned
+                self._versioned = None
+            self._versioning_checked = True
+        return self._versioned
+
+    # -- async primitives -------------------------------------------------------------------
+
+    async def _head(self, key: str) -> FileInfo | None:
+        try:
+            meta = await self._call("head_object", key, Key=self._obj(key))
+        except Exception as exc:
+            if _is_not_found(_client_error_parts(exc)):
+                return None
+            raise _translate(exc, key) from exc
+        return FileInfo(
+            key,
+            "file",
+            int(meta.get("ContentLength", 0)),
+            None,
+            _token(meta["ETag"], _version_id(meta)),
+            _mtime(meta),
+        )
+
+    async def _has_children(self, key: str) -> bool:
+        out = await self._calls("list_objects_v2", key, Prefix=self._dir_prefix(key), MaxKeys=1)
+        return bool(out.get("KeyCount") or out.get("Contents") or out.get("CommonPrefixes"))
+
+    async def _stat(self, key: str) -> FileInfo | None:
+        if key == "":
+            return FileInfo("", "directory")
+        head, is_dir = await asyncio.gather(self._head(key), self._has_children(key))
+        if head is not None:
+            return head
+        return FileInfo(key, "directory") if is_dir else None
+
+    async def _read(self, key: str) -> tuple[bytes, FileInfo]:
+        try:
+            out = await self._call("get_object", key, Key=self._obj(key))
+        except Exception as exc:
+            if _is_not_found(_client_error_parts(exc)):
+                if key == "" or await self._has_children(key):
+                    raise IsADirectoryError(errno.EISDIR, "Is a directory", key) from None
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", key) from None
+            raise _translate(exc, key) from exc
+        try:
+            async with out["Body"] as body:
+                data = await body.read()
+        except Exception as exc:
+            raise _translate(exc, key) from exc
+        info = FileInfo(key, "file", len(data), None, _token(out["ETag"], _version_id(out)), _mtime(out))
+        return bytes(data), info
+
+    def _condition(self, if_version: str | None, if_absent: bool) -> dict[str, str]:
+        if if_absent and if_version is not None:
+            raise ValueError("if_absent and if_version are mutually exclusive")
+        if if_absent:
+            return {"IfNoneMatch": "*"}
+        if if_version is not None:
+            return {"IfMatch": _etag_of(if_version)}
+        return {}
+
+    def _conflict(self, key: str, if_absent: bool) -> PreconditionFailed:
+        if if_absent:
+            return PreconditionFailed(errno.EEXIST, "already exists", key)
+        return PreconditionFailed(errno.ESTALE, "changed since it was read", key)
+
+    async def _write(
+        self, key: str, data: bytes, *, if_version: str | None = None, if_absent: bool = False
+    ) -> FileInfo:
+        if key == "":
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+        cond = self._condition(if_version, if_absent)
+        data = bytes(data)
+        try:
+            if len(data) >= self.multipart_threshold:
+                out = await self._multipart(key, data, cond)
+            else:
+                out = await self._call("put_object", key, Key=self._obj(key), Body=data, **cond)
+        except Exception as exc:
+            parts = _client_error_parts(exc)
+            if cond and (_is_precondition(parts) or (if_version is not None and _is_not_found(parts))):
+                # 412/409; or If-Match on a missing key (AWS and moto answer 404)
+                if parts is not None and parts[3] > 0 and len(data) < self.multipart_threshold:
+                    # botocore retried: the first attempt may have landed. Is it our write?
+                    mine = await self._head(key)
+                    md5 = f'"{hashlib.md5(data, usedforsecurity=False).hexdigest()}"'
+                    if mine is not None and _etag_of(mine.version or "") == md5:
+                        return mine
+                raise self._conflict(key, if_absent) from None
+            raise _translate(exc, key) from exc
+        return FileInfo(key, "file", len(data), None, _token(out["ETag"], _version_id(out)))
+
+    async def _multipart(self, key: str, data: bytes, cond: dict[str, str]) -> dict[str, Any]:
+        obj = self._obj(key)
+        mpu = await self._call("create_multipart_upload", key, Key=obj)
+        upload_id = mpu["UploadId"]
+        try:
+            offsets = list(range(0, len(data), self.part_size))
+
+            async def part(index: int, start: int) -> dict[str, Any]:
+                out = await self._call(
+                    "upload_part",
+                    key,
+                    Key=obj,
+                    UploadId=upload_id,
+                    PartNumber=index + 1,
+                    Body=data[start : start + self.part_size],
+                )
+                return {"PartNumber": index + 1, "ETag": out["ETag"]}
+
+            results = await self._gather([part(i, s) for i, s in enumerate(offsets)])
+            for r in results:
+                if isinstance(r, BaseException):
+                    raise r
+            parts = [r for r in results if isinstance(r, dict)]
+            return await self._call(
+                "complete_multipart_upload",
+                key,
+                Key=obj,
+                UploadId=upload_id,
+                MultipartUpload={"Parts": parts},
+                **cond,
+            )
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await self._call("abort_multipart_upload", key, Key=obj, UploadId=upload_id)
+            raise
+
+    async def _delete(self, key: str, *, if_version: str | None = None) -> None:
+        if key == "":
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+        if if_version is None:
+            if await self._head(key) is None:
+                await self._raise_missing_file(key)
+            await self._calls("delete_object", key, Key=self._obj(key))
+            return
+        try:
+            await self._call("delete_object", key, Key=self._obj(key), IfMatch=_etag_of(if_version))
+        except Exception as exc:
+            parts = _client_error_parts(exc)
+            if _is_not_found(parts) or _is_precondition(parts):
+                # SeaweedFS answers If-Match on a missing key with 412, AWS/moto with 404
+                if await self._head(key) is None:
+                    await self._raise_missing_file(key)
+                raise PreconditionFailed(errno.ESTALE, "changed since it was read", key) from None
+            raise _translate(exc, key) from exc
+
+    async def _raise_missing_file(self, key: str) -> None:
+        if await self._has_children(key):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+
+    async def _list(self, key: str) -> list[FileInfo]:
+        prefix = self._dir_prefix(key)
+        files: dict[str, FileInfo] = {}
+        dirs: dict[str, FileInfo] = {}
+        seen_anything = False
+        token: str | None = None
+        while True:
+            kw: dict[str, Any] = {"Prefix": prefix, "Delimiter": "/"}
+            if token:
+                kw["ContinuationToken"] = token
+            page = await self._calls("list_objects_v2", key, **kw)
+            for obj in page.get("Contents", []) or []:
+                seen_anything = True
+                name = str(obj["Key"])[len(prefix) :]
+                if not name or "/" in name:  # the directory's own marker (or a malformed key)
+                    continue
+                child = f"{key}/{name}" if key else name
+                files[child] = FileInfo(child, "file", int(obj.get("Size", 0)), None, obj.get("ETag"), _mtime(obj))
+            for cp in page.get("CommonPrefixes", []) or []:
+                seen_anything = True
+                name = str(cp["Prefix"])[len(prefix) :].rstrip("/")
+                if not name or "/" in name:
+                    continue
+                child = f"{key}/{name}" if key else name
+                dirs[child] = FileInfo(child, "directory")
+            if not page.get("IsTruncated"):
+                break
+            token = page.get("NextContinuationToken")
+        if not seen_anything and key != "":
+            if await self._head(key) is not None:
+                raise NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+        if files and await self._versioning() is not False:
+            # Listings carry no VersionId: on a versioned (or unknown) bucket ask each object.
+            heads = await self._gather([self._head(k) for k in files])
+            for k, h in zip(list(files), heads, strict=True):
+                if isinstance(h, BaseException):
+                    raise h
+                if h is None:  # deleted meanwhile
+                    del files[k]
+                else:
+                    files[k] = h
+        for k in files:
+            dirs.pop(k, None)  # object "k" and prefix "k/" both exist: report the file
+        return [*files.values(), *dirs.values()]
+
+    async def _mkdir(self, key: str) -> None:
+        if key == "":
+            raise FileExistsError(errno.EEXIST, "File exists", key)
+        parent = parent_of(key)
+        here, up = await asyncio.gather(self._stat(key), self._stat(parent))
+        if here is not None:
+            raise FileExistsError(errno.EEXIST, "File exists", key)
+        if up is None:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", parent)
+        if up.kind != "directory":
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory", parent)
+        try:
+            await self._call("put_object", key, Key=self._dir_prefix(key), Body=b"", IfNoneMatch="*")
+        except Exception as exc:
+            if _is_precondition(_client_error_parts(exc)):
+                raise FileExistsError(errno.EEXIST, "File exists", key) from None
+            raise _translate(exc, key) from exc
+
+    async def _rmdir(self, key: str) -> None:
+        if key == "":
+            raise OSError(errno.EBUSY, "cannot remove the root", key)
+        marker = self._dir_prefix(key)
+        out = await self._calls("list_objects_v2", key, Prefix=marker, MaxKeys=2)
+        keys = [str(o["Key"]) for o in out.get("Contents", []) or []]
+        if not keys and not out.get("CommonPrefixes"):
+            if await self._head(key) is not None:
+                raise NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+        if any(k != marker for k in keys) or out.get("CommonPrefixes"):
+            raise OSError(errno.ENOTEMPTY, "Directory not empty", key)
+        await self._calls("delete_object", key, Key=marker)
+
+    async def _matches(self, key: str, version: str | None) -> bool:
+        if version is None:
+            return await self._stat(key) is None
+        head = await self._head(key)
+        return head is not None and head.version == version
+
+    # -- the Backend primitives -------------------------------------------------------------
+
+    def stat(self, key: str) -> FileInfo | None:
+        return self._run(lambda: self._stat(key))
+
+    def read(self, key: str) -> tuple[bytes, FileInfo]:
+        return self._run(lambda: self._read(key))
+
+    def write(
+        self,
+        key: str,
+        data: bytes,
+        *,
+        mode: int | None = None,
+        if_version: str | None = None,
+        if_absent: bool = False,
+    ) -> FileInfo:
+        """``mode`` is ignored (S3 stores no permission bits)."""
+        return self._run(lambda: self._write(key, data, if_version=if_version, if_absent=if_absent))
+
+    def delete(self, key: str, *, if_version: str | None = None) -> None:
+        self._run(lambda: self._delete(key, if_version=if_version))
+
+    def list(self, key: str) -> list[FileInfo]:
+        return self._run(lambda: self._list(key))
+
+    def mkdir(self, key: str) -> None:
+        self._run(lambda: self._mkdir(key))
+
+    def rmdir(self, key: str) -> None:
+        self._run(lambda: self._rmdir(key))
+
+    def matches(self, key: str, version: str | None) -> bool:
+        return self._run(lambda: self._matches(key, version))
+
+    def resolve(self, key: str) -> str:
+        return key  # no symlinks in S3
+
+    def lock(self, key: str, *, timeout: float) -> S3Lease:
+        return S3Lease(self, key, timeout=timeout, ttl=self.lease_ttl, clock_skew=self.clock_skew)
+
+    def close(self) -> None:
+        with self._leases_guard:
+            leases = list(self._leases)
+        for lease in leases:
+            lease.release()
+        if self._owns_fs:
+            s3creator = getattr(self.fs, "_s3creator", None)
+            if s3creator is not None and getattr(self.fs, "_s3", None) is not None:
+                with contextlib.suppress(Exception):
+                    self._run(lambda: s3creator.__aexit__(None, None, None))
+                self.fs._s3 = None
+
+    # -- the batch extension ----------------------------------------------------------------
+
+    def stat_many(self, keys: Sequence[str]) -> builtins.list[FileInfo | BaseException | None]:
+        return self._run(lambda: self._gather([self._stat(k) for k in keys]))
+
+    def read_many(self, keys: Sequence[str]) -> builtins.list[tuple[bytes, FileInfo] | BaseException]:
+        return self._run(lambda: self._gather([self._read(k) for k in keys]))
+
+    def write_many(self, items: Sequence[WriteItem]) -> builtins.list[FileInfo | BaseException]:
+        return self._run(
+            lambda: self._gather(
+                [self._write(i.key, i.data, if_version=i.if_version, if_absent=i.if_absent) for i in items]
+            )
+        )
+
+    def delete_many(self, items: Sequence[DeleteItem]) -> builtins.list[BaseException | None]:
+        return self._run(lambda: self._gather([self._delete(i.key, if_version=i.if_version) for i in items]))
+
+    def matches_many(self, items: Sequence[tuple[str, str | None]]) -> builtins.list[bool | BaseException]:
+        return self._run(lambda: self._gather([self._matches(k, v) for k, v in items]))
+
+    # -- lease plumbing (used by S3Lease) ---------------------------------------------------
+
+    def _lease_get(self, key: str) -> tuple[dict[str, Any] | None, str] | None:
+        """(parsed body or None if unparsable, ETag) of the lease object; None if absent."""
+        try:
+            data, info = self.read(key)
+        except FileNotFoundError:
+            return None
+        try:
+            body = json.loads(data)
+            parsed = body if isinstance(body, dict) else None
+        except ValueError:
+            parsed = None
+        return parsed, _etag_of(info.version or "")
+
+    def _lease_put(self, key: str, body: dict[str, Any], *, if_etag: str | None) -> str:
+        data = json.dumps(body, sort_keys=True).encode()
+        info = self.write(key, data, if_absent=if_etag is None, if_version=if_etag)
+        return _etag_of(info.version or "")
+
+
+class S3Lease:
+    """A commit lock on S3: a lease object with an owner and an expiry (see the module docstring).
+
+    Usable once as a context manager (``with backend.lock(key, timeout=10): ...``) or through
+    :meth:`acquire` / :meth:`release`.
+    """
+
+    def __init__(self, backend: S3Backend, key: str, *, timeout: float, ttl: float, clock_skew: float) -> None:
+        if ttl <= 0:
+            raise ValueError("lease ttl must be positive")
+        self.backend = backend
+        self.key = key
+        self.timeout = timeout
+        self.ttl = ttl
+        self.clock_skew = clock_skew
+        self.owner = uuid.uuid4().hex
+        self.etag: str | None = None
+        self.lost = False
+        self.renewals = 0
+        self.took_over = False
+        self._seq = 0
+        self._guard = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._deadline_mono = 0.0  # our own view of when the lease we hold expires
+
+    # -- body ---------------------------------------------------------------------------------
+
+    def _body(self) -> dict[str, Any]:
+        now = time.time()
+        self._seq += 1
+        return {
+            "owner": self.owner,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "seq": self._seq,
+            "ttl": self.ttl,
+            "renewed_at": now,
+            "expires_at": now + self.ttl,
+        }
+
+    # -- acquire / renew / release ------------------------------------------------------------
+
+    def acquire(self) -> S3Lease:
+        deadline = time.monotonic() + self.timeout
+        first_seen: dict[str, float] = {}  # lease ETag -> when this waiter first saw it
+        delay = min(0.05, self.ttl / 10)
+        while True:
+            started = time.monotonic()
+            try:
+                self.etag = self.backend._lease_put(self.key, self._body(), if_etag=None)
+                break
+            except PreconditionFailed:
+                pass
+            current = self.backend._lease_get(self.key)
+            if current is not None:
+                body, etag = current
+                now_mono = time.monotonic()
+                seen_since = first_seen.setdefault(etag, now_mono)
+                if self._expired(body, now_mono - seen_since):
+                    try:
+                        started = time.monotonic()
+                        self.etag = self.backend._lease_put(self.key, self._body(), if_etag=etag)
+                        self.took_over = True
+                        break
+                    except (PreconditionFailed, FileNotFoundError):
+                        pass  # another waiter won the takeover, or the holder released it
+            elif time.monotonic() < deadline:
+                continue  # released between our create and our read: try to create again
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                owner = (current[0] or {}).get("owner", "?") if current else "?"
+                raise TimeoutError(
+                    errno.ETIMEDOUT,
+                    f"commit lock held by another client (owner {owner}) for more than {self.timeout} s",
+                    self.key,
+                )
+            time.sleep(min(delay, remaining))
+            delay = min(delay * 2, 1.0, max(self.ttl / 4, 0.05))
+        self._deadline_mono = started + self.ttl
+        with self.backend._leases_guard:
+            self.backend._leases.add(self)
+        self._thread = threading.Thread(target=self._renew_loop, name=f"vfs-s3-lease-{self.key}", daemon=True)
+        self._thread.start()
+        return self
+
+    def _expired(self, body: dict[str, Any] | None, unchanged_for: float) -> bool:
+        if unchanged_for > self.ttl:
+            return True  # not renewed within a full lease time, by our own clock
+        if body is None:
+            return False  # unparsable: only the observed staleness counts
+        try:
+            expires_at = float(body["expires_at"])
+        except (KeyError, TypeError, ValueError):
+            return False
+        return time.time() > expires_at + self.clock_skew
+
+    def _renew_loop(self) -> None:
+        interval = self.ttl / 3
+        while not self._stop.wait(interval):
+            self.renew()
+            if self.lost:
+                return
+
+    def renew(self) -> bool:
+        """Extend the lease now; False (and ``lost``) if it was taken over meanwhile."""
+        with self._guard:
+            if self.etag is None or self.lost:
+                return False
+            started = time.monotonic()
+            try:
+                self.etag = self.backend._lease_put(self.key, self._body(), if_etag=self.etag)
+                self._deadline_mono = started + self.ttl
+                self.renewals += 1
+                return True
+            except (PreconditionFailed, FileNotFoundError):
+                self.lost = True
+                return False
+            except OSError:
+                # transient: try again at the next tick, unless our lease has run out already
+                if time.monotonic() > self._deadline_mono:
+                    self.lost = True
+                return False
+
+    def release(self) -> None:
+        self._stop.set()
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+        with self._guard:
+            etag, self.etag = self.etag, None
+        with self.backend._leases_guard:
+            self.backend._leases.discard(self)
+        if etag is None or self.lost:
+            return
+        try:
+            self.backend.delete(self.key, if_version=etag)
+        except (PreconditionFailed, FileNotFoundError):
+            self.lost = True  # expired and taken over (or removed) while we held it
+
+    @property
+    def held(self) -> bool:
+        return self.etag is not None and not self.lost
+
+    def __enter__(self) -> None:
+        self.acquire()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.release()
+        if self.lost and exc_type is None:
+            raise LeaseLost(
+                errno.ETIMEDOUT,
+                "the commit lease expired while held (stalled longer than the lease time) and another "
+                "client may have committed concurrently",
+                self.key,
+            )
