@@ -1,0 +1,1 @@
+"""Shared test helpers: workspace factories per backend, tree snapshots, fault injection."""

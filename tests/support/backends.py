@@ -1,0 +1,109 @@
+"""Workspace factories, one per backend flavour the suite runs on.
+
+``FACTORIES`` maps a flavour id to a class; ``WIRING`` maps every registry name to the flavours
+that test it, so adding a backend to ``backends.REGISTRY`` without test wiring fails
+``tests/conformance/test_registry.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import Any
+
+import pytest
+
+import vfs
+from backends.base import Backend
+from backends.local import LocalBackend
+from backends.memory import MemoryBackend, MemoryStore
+from tests.support.trees import populate
+
+_counter = itertools.count()
+
+
+class WorkspaceFactory:
+    """Makes fresh workspaces (``factory(files)``) and more clients of the same storage
+    (``factory.reopen(ws)``), the way another process or agent would see it."""
+
+    id = "abstract"
+    mount = "/workspace"
+
+    def __init__(self, request: pytest.FixtureRequest) -> None:
+        self.request = request
+
+    def new_backend(self) -> Backend:
+        raise NotImplementedError
+
+    def same_backend(self, backend: Backend) -> Backend:
+        raise NotImplementedError
+
+    def mount_for(self, backend: Backend) -> str:
+        return self.mount
+
+    def __call__(
+        self, files: dict[str, Any] | None = None, *, backend: Backend | None = None, **kw: Any
+    ) -> vfs.Workspace:
+        backend = backend if backend is not None else self.new_backend()
+        if files:
+            populate(backend, files)
+        kw.setdefault("mount", self.mount_for(backend))
+        return vfs.Workspace(backend, **kw)
+
+    def reopen(self, ws: vfs.Workspace, **kw: Any) -> vfs.Workspace:
+        inner = getattr(ws.backend, "inner", ws.backend)
+        kw.setdefault("mount", ws.mount)
+        kw.setdefault("mode", ws.mode)
+        return vfs.Workspace(self.same_backend(inner), **kw)
+
+
+class LocalFactory(WorkspaceFactory):
+    id = "local"
+
+    def new_backend(self) -> Backend:
+        tmp = self.request.getfixturevalue("tmp_path")
+        root = tmp / f"ws{next(_counter)}"
+        root.mkdir()
+        return LocalBackend(str(root))
+
+    def same_backend(self, backend: Backend) -> Backend:
+        assert isinstance(backend, LocalBackend)
+        return LocalBackend(backend.root)
+
+    def mount_for(self, backend: Backend) -> str:
+        assert isinstance(backend, LocalBackend)
+        return backend.root
+
+
+class PyfakefsFactory(LocalFactory):
+    id = "local-pyfakefs"
+
+    def new_backend(self) -> Backend:
+        self.request.getfixturevalue("fs")
+        root = f"/fake/ws{next(_counter)}"
+        os.makedirs(root)
+        return LocalBackend(root)
+
+
+class MemoryFactory(WorkspaceFactory):
+    id = "memory"
+
+    def new_backend(self) -> Backend:
+        return MemoryBackend(MemoryStore(), label=f"memory://t{next(_counter)}")
+
+    def same_backend(self, backend: Backend) -> Backend:
+        assert isinstance(backend, MemoryBackend)
+        return MemoryBackend(backend.store, label=backend.label)
+
+
+FACTORIES: dict[str, type[WorkspaceFactory]] = {
+    "local": LocalFactory,
+    "local-pyfakefs": PyfakefsFactory,
+    "memory": MemoryFactory,
+}
+
+# registry name -> flavour ids that run the shared suites on it
+WIRING: dict[str, list[str]] = {
+    "local": ["local", "local-pyfakefs"],
+    "memory": ["memory"],
+}
