@@ -1,0 +1,259 @@
+"""The ``apply_patch`` tool on a vfs workspace: one patch, one transaction, all or nothing.
+
+Also the tool definitions (OpenAI freeform custom tool with a Lark grammar, JSON function, MCP)
+and the adapter that turns a raw tool call into the text a model gets back.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import vfs
+from editors.apply_patch.applier import FileChange, PatchPlan, Step, plan_patch
+from editors.apply_patch.errors import ApplyPatchError, PatchInvalidInput, PatchWriteFailed
+from editors.apply_patch.matcher import SourceText
+from editors.apply_patch.parser import parse_patch
+
+TOOL_NAME = "apply_patch"
+TRANSACTION_LABEL = "apply_patch"
+INPUT_DESCRIPTION = "The entire contents of the apply_patch command"
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """What a successful patch did.
+
+    ``summary`` is Codex's stdout (``Success. Updated the following files: ...``); ``changes`` the
+    net effect per file; ``diff`` a unified diff of it when asked for; ``txid`` the committed
+    transaction (``None`` on a dry run).
+    """
+
+    summary: str
+    changes: tuple[FileChange, ...]
+    diff: str | None = None
+    txid: str | None = None
+    environment_id: str | None = None
+
+
+def _reader(tx: vfs.Transaction) -> Any:
+    def read(path: str) -> bytes | None:
+        try:
+            return tx.read(path).data
+        except vfs.NotFound:
+            return None
+
+    return read
+
+
+def _stage(tx: vfs.Transaction, step: Step) -> None:
+    """Stage one step; the transaction folds successive steps on one path."""
+    target = step.dest_display if step.kind == "move" else step.display
+    try:
+        if step.kind == "delete":
+            tx.delete(step.path)
+            return
+        assert step.data is not None
+        if step.kind == "move":
+            assert step.dest is not None
+            tx.move(step.path, step.dest)  # keeps the file's mode
+            tx.write(step.dest, step.data)
+        else:
+            tx.write(step.path, step.data)
+    except (vfs.IsADirectory, vfs.NotRegularFile):
+        raise PatchWriteFailed(f"Failed to write file {target}", path=target) from None
+    except vfs.NotADirectory:
+        raise PatchWriteFailed(f"Failed to create parent directories for {target}", path=target) from None
+
+
+def apply_patch(
+    workspace: vfs.Workspace,
+    patch_text: str,
+    *,
+    diff: bool = False,
+    dry_run: bool = False,
+    label: str = TRANSACTION_LABEL,
+) -> ApplyResult:
+    """Apply a Codex-format patch to ``workspace`` as one transaction.
+
+    Relative paths resolve against the workspace mount. Every hunk is matched in memory first;
+    any failure (parsing, matching, policy, I/O, a concurrent change) raises and leaves every
+    file and directory exactly as before. Errors are :class:`editors.apply_patch.errors.ApplyPatchError`
+    (Codex's texts) or the vfs error that stopped the commit.
+    """
+    patch = parse_patch(patch_text)
+    tx = workspace.transaction(label=label)
+    with tx:
+        plan = plan_patch(patch, _reader(tx), resolve=workspace.to_path)
+        for step in plan.steps:
+            _stage(tx, step)
+        if dry_run:
+            tx.abort()
+    txid = tx.result.txid if tx.result is not None else None
+    return ApplyResult(
+        summary=plan.summary,
+        changes=plan.changes,
+        diff=unified_diff(plan) if diff else None,
+        txid=txid,
+        environment_id=patch.environment_id,
+    )
+
+
+# -- diff -----------------------------------------------------------------------------------------
+
+
+def _diff_lines(data: bytes | None) -> list[str]:
+    if data is None:
+        return []
+    source = SourceText.parse(data.decode("utf-8", errors="replace"))
+    lines = [text + ending for text, ending in zip(source.texts, source.endings, strict=True)]
+    if source.bom and lines:
+        lines[0] = "\ufeff" + lines[0]
+    return lines
+
+
+def unified_diff(plan: PatchPlan, *, context: int = 3) -> str:
+    """A unified diff of the plan's net changes (``a/`` and ``b/`` prefixes, no timestamps)."""
+    out: list[str] = []
+    for change in plan.changes:
+        before, after = _diff_lines(change.before), _diff_lines(change.after)
+        old_name = "/dev/null" if change.before is None else f"a/{change.display}"
+        new_name = "/dev/null" if change.after is None else f"b/{change.display}"
+        for line in difflib.unified_diff(before, after, old_name, new_name, n=context):
+            if line.endswith("\n"):
+                out.append(line)
+            else:
+                out.append(line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+# -- tool definitions -----------------------------------------------------------------------------
+
+
+@cache
+def grammar() -> str:
+    """The Lark grammar sent with the freeform tool."""
+    return resources.files("editors.apply_patch").joinpath("grammar.lark").read_text(encoding="utf-8")
+
+
+@cache
+def description() -> str:
+    """The model-facing description of the tool."""
+    return resources.files("editors.apply_patch").joinpath("description.md").read_text(encoding="utf-8").strip()
+
+
+def _input_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"input": {"type": "string", "description": INPUT_DESCRIPTION}},
+        "required": ["input"],
+        "additionalProperties": False,
+    }
+
+
+def openai_custom_tool() -> dict[str, Any]:
+    """OpenAI Responses API freeform tool, constrained by the Lark grammar."""
+    return {
+        "type": "custom",
+        "name": TOOL_NAME,
+        "description": description(),
+        "format": {"type": "grammar", "syntax": "lark", "definition": grammar()},
+    }
+
+
+def openai_function_tool() -> dict[str, Any]:
+    """OpenAI JSON function variant: one string parameter ``input``."""
+    return {
+        "type": "function",
+        "name": TOOL_NAME,
+        "description": description(),
+        "strict": False,
+        "parameters": _input_schema(),
+    }
+
+
+def mcp_tool() -> dict[str, Any]:
+    """MCP tool definition (the JSON function's schema)."""
+    return {"name": TOOL_NAME, "description": description(), "inputSchema": _input_schema()}
+
+
+def tool_definitions() -> dict[str, dict[str, Any]]:
+    return {"custom": openai_custom_tool(), "function": openai_function_tool(), "mcp": mcp_tool()}
+
+
+def dumps(value: Any) -> str:
+    """Byte-stable JSON (sorted keys, no trailing spaces)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2) + "\n"
+
+
+# -- tool calls -----------------------------------------------------------------------------------
+
+_ENVELOPE_KEYS = ("input", "patch")
+
+
+def patch_from_arguments(arguments: Any) -> str:
+    """The patch text of a tool call.
+
+    Accepts the freeform text itself, or the JSON function's arguments (a dict or a JSON string)
+    ``{"input": "..."}``, and the envelope models send by mistake, ``{"patch": "..."}``.
+    """
+    if isinstance(arguments, (bytes, bytearray)):
+        try:
+            arguments = bytes(arguments).decode("utf-8")
+        except UnicodeDecodeError:
+            raise PatchInvalidInput("apply_patch input must be UTF-8 text.") from None
+    if isinstance(arguments, str):
+        stripped = arguments.strip()
+        if stripped.startswith("{"):
+            try:
+                decoded = json.loads(stripped)
+            except json.JSONDecodeError:
+                return arguments  # not JSON after all: let the patch parser report what is wrong
+            if isinstance(decoded, dict):
+                return patch_from_arguments(decoded)
+        return arguments
+    if isinstance(arguments, dict):
+        found = [key for key in _ENVELOPE_KEYS if key in arguments]
+        if len(found) == 1 and len(arguments) == 1:
+            value = arguments[found[0]]
+            if isinstance(value, str):
+                return value
+            raise PatchInvalidInput(
+                f'apply_patch expects "{found[0]}" to be a string holding the whole patch, got {type(value).__name__}.'
+            )
+        keys = ", ".join(sorted(map(str, arguments))) or "no keys"
+        raise PatchInvalidInput(
+            'apply_patch expects exactly one argument, "input": a string holding the whole patch '
+            f"(*** Begin Patch ... *** End Patch); got {keys}."
+        )
+    raise PatchInvalidInput(
+        'apply_patch expects a string holding the whole patch, or {"input": "<patch>"}; '
+        f"got {type(arguments).__name__}."
+    )
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What the model gets back from one call: ``output`` text, and whether it worked."""
+
+    ok: bool
+    output: str
+    code: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "ok": self.ok, "output": self.output}
+
+
+def call_tool(workspace: vfs.Workspace, arguments: Any) -> ToolOutput:
+    """Run one ``apply_patch`` tool call; errors become model-facing text (never a traceback)."""
+    try:
+        result = apply_patch(workspace, patch_from_arguments(arguments))
+    except ApplyPatchError as exc:
+        return ToolOutput(False, exc.message, exc.code)
+    except vfs.VfsError as exc:
+        return ToolOutput(False, exc.message, exc.code)
+    return ToolOutput(True, result.summary, None)
