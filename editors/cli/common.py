@@ -59,13 +59,15 @@ def parse_storage_options(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
-def open_workspace(args: argparse.Namespace) -> vfs.Workspace:
+def open_workspace(args: argparse.Namespace, **options: Any) -> vfs.Workspace:
+    """Open the workspace the common options name; ``options`` go to :class:`vfs.Workspace`."""
     root = args.root if args.root is not None else os.getcwd()
     return vfs.open_workspace(
         root,
         mode=getattr(args, "mode", "workspace-write"),
         mount=getattr(args, "mount", None),
         storage_options=parse_storage_options(args.storage_option),
+        **options,
     )
 
 

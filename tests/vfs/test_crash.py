@@ -1,0 +1,94 @@
+"""Crash safety: a process SIGKILLed at each step of a commit, then the workspace reopened:
+the tree is exactly all-old or all-new and no journal or temp file is left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import vfs
+from backends.local import LocalBackend
+from tests.support.trees import populate, snapshot_tree
+
+START = {
+    "keep.txt": b"keep\r\n",
+    "update.txt": b"one\ntwo\n",
+    "delete.txt": b"bye",
+    "mv/src.txt": b"moving",
+}
+
+CHILD = textwrap.dedent(
+    """
+    import sys, vfs
+    ws = vfs.open_workspace(sys.argv[1])
+    m = ws.mount
+    with ws.transaction(label="crashme") as tx:
+        tx.write(f"{m}/new/nested/added.txt", b"added\\n")
+        tx.write(f"{m}/update.txt", b"one\\nTWO\\n")
+        tx.delete(f"{m}/delete.txt")
+        tx.move(f"{m}/mv/src.txt", f"{m}/mv/dst.txt")
+    print("committed")
+    """
+)
+
+STEPS_OLD = ["locked", "journaled", "applied-0", "applied-1", "applied-2", "applied-3", "applied-4", "before-mark"]
+STEPS_NEW = ["marked", "pruned"]
+
+
+def _run_child(root: str, step: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "VFS_TEST_CRASH_AT": step, "PYTHONPATH": os.getcwd()}
+    return subprocess.run([sys.executable, "-c", CHILD, root], env=env, capture_output=True, text=True, timeout=60)
+
+
+@pytest.fixture
+def reference_new_tree(tmp_path):
+    root = tmp_path / "reference"
+    root.mkdir()
+    populate(LocalBackend(str(root)), START)
+    result = _run_child(str(root), "")
+    assert result.returncode == 0, result.stderr
+    return snapshot_tree(vfs.open_workspace(str(root)), modes=True)
+
+
+@pytest.mark.parametrize("step", STEPS_OLD + STEPS_NEW)
+def test_sigkill_at_each_commit_step(tmp_path, step, reference_new_tree):
+    root = tmp_path / "ws"
+    root.mkdir()
+    populate(LocalBackend(str(root)), START)
+    old_tree = snapshot_tree(vfs.open_workspace(str(root)), modes=True)
+    result = _run_child(str(root), step)
+    assert result.returncode == -signal.SIGKILL, (result.returncode, result.stderr)
+    assert "committed" not in result.stdout
+    ws = vfs.open_workspace(str(root))  # opening runs recovery
+    after = snapshot_tree(ws, modes=True)
+    expected = old_tree if step in STEPS_OLD else reference_new_tree
+    assert after == expected
+    assert not ws._needs_recovery()
+    leftovers = [n for n in os.listdir(root / ".vfs" / "tx") if not n.endswith((".journal", ".done"))]
+    assert leftovers == []
+    if step in STEPS_OLD:
+        assert ws.log() == []
+    else:
+        assert [e.label for e in ws.log()] == ["crashme"]
+
+
+def test_vfs_recover_cli_rolls_back(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    populate(LocalBackend(str(root)), START)
+    old_tree = snapshot_tree(vfs.open_workspace(str(root)), modes=True)
+    assert _run_child(str(root), "applied-1").returncode == -signal.SIGKILL
+    ws = vfs.Workspace(LocalBackend(str(root)), mount=str(root), recover_on_open=False)
+    assert ws._needs_recovery()
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    result = subprocess.run(
+        [sys.executable, "-m", "editors.cli", "recover", "--root", str(root)], env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert "rolled back 1" in result.stdout
+    assert snapshot_tree(ws, modes=True) == old_tree
