@@ -200,6 +200,20 @@ def _translate(exc: BaseException, key: str) -> BaseException:
     return OSError(errno.EIO, f"S3 error {status} {code}: {message}", key)
 
 
+_SESSION: Any = None
+_SESSION_GUARD = threading.Lock()
+
+
+def _shared_session() -> Any:
+    global _SESSION
+    with _SESSION_GUARD:
+        if _SESSION is None:
+            from aiobotocore.session import AioSession
+
+            _SESSION = AioSession()
+        return _SESSION
+
+
 # -- the backend ------------------------------------------------------------------------------
 
 
@@ -240,6 +254,7 @@ class S3Backend:
         part_size: int = 50 * MiB,
         max_concurrency: int = 16,
         owns_fs: bool = False,
+        private_fs: bool = False,
     ) -> None:
         if not bucket:
             raise ValueError("an S3 root needs a bucket: s3://bucket[/prefix]")
@@ -255,6 +270,8 @@ class S3Backend:
         self.part_size = part_size
         self.max_concurrency = max_concurrency
         self._owns_fs = owns_fs
+        self._private_fs = private_fs
+        self._list_page_size: int | None = None  # MaxKeys per listing page (None: server default)
         self._versioned: bool | None = None  # None: not asked yet / not allowed to ask
         self._versioning_checked = False
         self._leases: set[S3Lease] = set()
@@ -268,7 +285,13 @@ class S3Backend:
         tuning = {k[4:]: options.pop(k) for k in list(options) if k.startswith("vfs_")}
         _, _, rest = url.partition("://")
         bucket, _, prefix = rest.partition("/")
+        private = bool(options.get("skip_instance_cache"))
         fs = s3fs.S3FileSystem(**options)
+        if fs.session is None and not fs.kwargs:
+            # One botocore session per process: its loaded service models make each new client
+            # cheap (a fresh session costs ~0.3 s before the first request).
+            fs.session = _shared_session()
+            fs._session_is_owned = False
         return cls(
             fs,
             bucket,
@@ -279,6 +302,7 @@ class S3Backend:
             part_size=int(tuning.get("part_size", 50 * MiB)),
             max_concurrency=int(tuning.get("max_concurrency", 16)),
             owns_fs=True,
+            private_fs=private,
         )
 
     def describe(self) -> str:
@@ -497,6 +521,8 @@ class S3Backend:
         token: str | None = None
         while True:
             kw: dict[str, Any] = {"Prefix": prefix, "Delimiter": "/"}
+            if self._list_page_size:
+                kw["MaxKeys"] = self._list_page_size
             if token:
                 kw["ContinuationToken"] = token
             page = await self._calls("list_objects_v2", key, **kw)
@@ -619,7 +645,9 @@ class S3Backend:
             leases = list(self._leases)
         for lease in leases:
             lease.release()
-        if self._owns_fs:
+        if self._owns_fs and self._private_fs:
+            # a private S3FileSystem (skip_instance_cache=True): close its client now. A cached,
+            # shared instance stays open for the other users; s3fs closes it at exit.
             s3creator = getattr(self.fs, "_s3creator", None)
             if s3creator is not None and getattr(self.fs, "_s3", None) is not None:
                 with contextlib.suppress(Exception):

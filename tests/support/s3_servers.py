@@ -23,6 +23,7 @@ server. Buckets: :func:`make_bucket` creates one (moto needs it; SeaweedFS pre-c
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import glob
 import hashlib
@@ -48,6 +49,9 @@ TEST_SECRET = "vfstestsecret0123456789"
 REGION = "us-east-1"
 
 
+_CLIENTS: dict[str, Any] = {}
+
+
 @dataclass(frozen=True)
 class S3Endpoint:
     name: str  # "moto" | "seaweedfs"
@@ -58,7 +62,12 @@ class S3Endpoint:
     startup_seconds: float = 0.0
 
     def client(self) -> Any:
-        """A plain (sync) boto3 client for assertions made behind the backend's back."""
+        """A plain (sync) boto3 client for assertions made behind the backend's back (cached)."""
+        if self.endpoint_url not in _CLIENTS:
+            _CLIENTS[self.endpoint_url] = self._new_client()
+        return _CLIENTS[self.endpoint_url]
+
+    def _new_client(self) -> Any:
         import boto3
 
         return boto3.client(
@@ -76,8 +85,7 @@ def storage_options_for(endpoint_url: str) -> dict[str, Any]:
         "key": TEST_KEY,
         "secret": TEST_SECRET,
         "client_kwargs": {"endpoint_url": endpoint_url, "region_name": REGION},
-        # no instance sharing between tests/servers; fresh listing every time
-        "skip_instance_cache": True,
+        # S3Backend never reads s3fs's listing cache; off anyway for other users of these options
         "use_listings_cache": False,
     }
 
@@ -145,6 +153,33 @@ def moto_endpoint(bucket: str = "vfs-moto-shared") -> Iterator[S3Endpoint]:
         yield ep
     finally:
         server.stop()
+
+
+_SHARED: dict[str, S3Endpoint] = {}
+_SHARED_STACK = contextlib.ExitStack()
+
+
+def shared_moto_endpoint() -> S3Endpoint:
+    """One moto server for the whole test process, started on first use, stopped at exit.
+
+    For factories that are not fixtures (``tests.support.backends``); fixtures may use it too.
+    """
+    if "moto" not in _SHARED:
+        if not _SHARED:
+            atexit.register(_SHARED_STACK.close)
+        _SHARED["moto"] = _SHARED_STACK.enter_context(moto_endpoint())
+    return _SHARED["moto"]
+
+
+def fresh_s3_backend(label: str, endpoint: S3Endpoint | None = None, **options: Any) -> Any:
+    """A new, empty :class:`backends.s3.S3Backend` on its own bucket (moto unless ``endpoint``)."""
+    from backends.s3 import S3Backend
+
+    ep = endpoint if endpoint is not None else shared_moto_endpoint()
+    bucket = make_bucket(ep, label)
+    opts = dict(ep.storage_options)
+    opts.update({f"vfs_{k}": v for k, v in options.items()})
+    return S3Backend.from_url(f"s3://{bucket}/ws", opts)
 
 
 # -- SeaweedFS ---------------------------------------------------------------------------------
