@@ -279,6 +279,8 @@ class Transaction:
             raise NotFound(f"The path {display} does not exist.", path=display)
         if state == "directory":
             raise IsADirectory(f"The path {display} is a directory.", path=display)
+        if state == "symlink":
+            self._ws._resolve_key(key)  # a link leading out of the root is a sandbox matter
         if state != "file":
             raise NotRegularFile(f"The path {display} is not a regular file.", path=display)
         if if_version is not None and not self._storage.matches(key, if_version):
@@ -378,7 +380,8 @@ class Transaction:
                 rollback(self._storage, journal, journal_key)
                 raise
             self._status = "committed"
-            ws._history.prune()
+            if self._undo_of is None:  # an undo's own record is removed right after; it must not evict one
+                ws._history.prune()
             crash_point("pruned")
         self.result = CommitResult(
             journal.txid,

@@ -9,7 +9,7 @@ from typing import Any
 
 from backends import open_backend
 from backends.base import TEMP_MARKER, Backend, Capabilities
-from vfs.errors import InvalidArgument, NotFound, SandboxDenied, TooLarge, Unsupported
+from vfs.errors import Exists, InvalidArgument, NotFound, SandboxDenied, TooLarge, Unsupported
 from vfs.history import History
 from vfs.paths import META_DIR, MODES, PathMapper
 from vfs.recovery import recover
@@ -120,7 +120,10 @@ class Workspace:
     def _ensure_meta(self) -> None:
         for key in (self._meta_key, self._tx_key):
             if self._storage.stat(key) is None:
-                self._storage.mkdir(key)
+                try:
+                    self._storage.mkdir(key)
+                except Exists:
+                    pass  # another client created it between our stat and mkdir: just as good
 
     @contextmanager
     def _commit_lock(self) -> Iterator[None]:

@@ -1,0 +1,79 @@
+"""History: log, multi-level undo guarded by content, bounded retention, recovery bookkeeping."""
+
+from __future__ import annotations
+
+import pytest
+
+import vfs
+from tests.support.trees import snapshot_tree, write_external
+
+
+def test_log_lists_transactions_newest_first(make_workspace):
+    ws = make_workspace()
+    m = ws.mount
+    with ws.transaction(label="first") as tx:
+        tx.write(f"{m}/a.txt", b"1")
+    with ws.transaction(label="second") as tx:
+        tx.write(f"{m}/a.txt", b"2")
+        tx.write(f"{m}/b.txt", b"b")
+    log = ws.log()
+    assert [e.label for e in log] == ["second", "first"]
+    assert [(c.path, c.action) for c in log[0].changes] == [(f"{m}/a.txt", "modify"), (f"{m}/b.txt", "add")]
+
+
+def test_multi_level_undo_restores_each_state(make_workspace):
+    ws = make_workspace({"a.txt": b"0", "gone.txt": b"g"})
+    m = ws.mount
+    states = [snapshot_tree(ws)]
+    with ws.transaction(label="t1") as tx:
+        tx.write(f"{m}/a.txt", b"1")
+        tx.write(f"{m}/new/deep/c.txt", b"c")
+    states.append(snapshot_tree(ws))
+    with ws.transaction(label="t2") as tx:
+        tx.delete(f"{m}/gone.txt")
+        tx.move(f"{m}/a.txt", f"{m}/moved.txt")
+    states.append(snapshot_tree(ws))
+    with ws.transaction(label="t3") as tx:
+        tx.write(f"{m}/moved.txt", b"3")
+    assert ws.undo().label == "t3"
+    assert snapshot_tree(ws) == states[2]
+    assert ws.undo().label == "t2"
+    assert snapshot_tree(ws) == states[1]
+    assert ws.undo().label == "t1"
+    assert snapshot_tree(ws) == states[0]
+    assert ws.log() == []
+    with pytest.raises(vfs.NotFound):
+        ws.undo()
+
+
+def test_undo_refuses_when_target_changed_since(make_workspace):
+    ws = make_workspace({"a.txt": b"0"})
+    ws.write_bytes(f"{ws.mount}/a.txt", b"1")
+    write_external(ws.backend, "a.txt", b"someone else")
+    with pytest.raises(vfs.StaleVersion) as info:
+        ws.undo()
+    assert "a.txt" in info.value.message
+    assert snapshot_tree(ws) == {"a.txt": b"someone else"}
+    assert len(ws.log()) == 1  # still undoable once the conflict is resolved
+
+
+def test_undo_of_delete_refuses_when_recreated(make_workspace):
+    ws = make_workspace({"a.txt": b"0"})
+    with ws.transaction() as tx:
+        tx.delete(f"{ws.mount}/a.txt")
+    write_external(ws.backend, "a.txt", b"new")
+    with pytest.raises(vfs.StaleVersion):
+        ws.undo()
+    assert snapshot_tree(ws) == {"a.txt": b"new"}
+
+
+def test_history_is_bounded(make_workspace):
+    ws = make_workspace(history_limit=3)
+    for i in range(6):
+        ws.write_bytes(f"{ws.mount}/f.txt", str(i).encode())
+    assert len(ws.log()) == 3
+    for _ in range(3):
+        ws.undo()
+    assert ws.read_bytes(f"{ws.mount}/f.txt") == b"2"
+    with pytest.raises(vfs.NotFound):
+        ws.undo()
