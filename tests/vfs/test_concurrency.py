@@ -38,7 +38,7 @@ def test_threads_lose_no_update(make_real_workspace):
                 wins.append(1)
             except vfs.StaleVersion:
                 losses.append(1)
-            except BaseException as exc:  # surfaced below; a thread must not die silently
+            except BaseException as exc:  # noqa: BLE001 - surfaced below; a thread must not die silently
                 errors.append(exc)
             barrier.wait()
 
