@@ -52,8 +52,19 @@ def _maker(ep: S3Endpoint, request: pytest.FixtureRequest) -> BackendMaker:
     made: list[S3Backend] = []
     buckets: dict[str, str] = {}
 
-    def make(*, bucket: str | None = None, prefix: str | None = None, versioned: bool = False, **tuning: Any) -> S3Backend:
-        """A backend on ``bucket`` (default: one fresh bucket per test) under ``prefix``."""
+    def make(
+        *,
+        bucket: str | None = None,
+        prefix: str | None = None,
+        versioned: bool = False,
+        storage: dict[str, Any] | None = None,
+        **tuning: Any,
+    ) -> S3Backend:
+        """A backend on ``bucket`` (default: one fresh bucket per test) under ``prefix``.
+
+        ``storage``: extra s3fs options (``skip_instance_cache=True`` for a client of its own);
+        ``tuning``: the backend's ``vfs_*`` options without the prefix (``lease_ttl=1``...).
+        """
         if bucket is None:
             key = "versioned" if versioned else "plain"
             if key not in buckets:
@@ -62,6 +73,7 @@ def _maker(ep: S3Endpoint, request: pytest.FixtureRequest) -> BackendMaker:
         if prefix is None:
             prefix = f"ws{next(_counter)}"
         opts = dict(ep.storage_options)
+        opts.update(storage or {})
         opts.update({f"vfs_{k}": v for k, v in tuning.items()})
         backend = S3Backend.from_url(f"s3://{bucket}/{prefix}" if prefix else f"s3://{bucket}", opts)
         made.append(backend)

@@ -174,16 +174,15 @@ def test_stalled_holder_loses_lease_and_is_told(make_backend: BackendMaker, serv
     a = make_backend(lease_ttl=0.6, clock_skew=0)
     b = make_backend(bucket=a.bucket, prefix=a.prefix, lease_ttl=0.6, clock_skew=0)
     lease = a.lock(LOCK, timeout=5)
-    with pytest.raises(LeaseLost):
-        with lease:
-            # simulate a stall: the renewal thread stops, the process keeps going
-            lease._stop.set()
-            assert lease._thread is not None
-            lease._thread.join()
-            with b.lock(LOCK, timeout=10):
-                assert _lease_body(server, b)["owner"] != lease.owner
-                assert not lease.renew()
-                assert lease.lost
+    with pytest.raises(LeaseLost), lease:
+        # simulate a stall: the renewal thread stops, the process keeps going
+        lease._stop.set()
+        assert lease._thread is not None
+        lease._thread.join()
+        with b.lock(LOCK, timeout=10):
+            assert _lease_body(server, b)["owner"] != lease.owner
+            assert not lease.renew()
+            assert lease.lost
     # the loser's release did not delete the new holder's lease... which b released itself
     assert a.stat(LOCK) is None
 
