@@ -11,7 +11,7 @@ it); it is accepted, not advertised in the schema.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StrictStr, ValidationError
@@ -179,14 +179,19 @@ def _unknown_command_message(command: Any, enable_undo: bool) -> str:
     return f"Unrecognized command {shown}. The allowed commands for the {TOOL_NAME} tool are: {allowed}"
 
 
-def _message_for(error: Mapping[str, Any], raw: Mapping[str, Any], enable_undo: bool) -> ArgumentError:
+def _message_for(
+    error: Mapping[str, Any], raw: Mapping[str, Any], enable_undo: bool, unknown: Sequence[str] = ()
+) -> ArgumentError:
     loc = error.get("loc") or ()
     field = str(loc[0]) if loc else None
     kind = error.get("type")
     if kind == "extra_forbidden":
+        names = ", ".join(f"`{name}`" for name in (unknown or [field]))
+        plural = "s" if len(unknown) > 1 else ""
         known = ", ".join(f"`{name}`" for name in EditorArgs.model_json_schema()["properties"])
         return ArgumentError(
-            f"Unknown parameter `{field}` for the {TOOL_NAME} tool. The parameters are: {known}.", field=field
+            f"Unknown parameter{plural} {names} for the {TOOL_NAME} tool. The parameters are: {known}.",
+            field=field,
         )
     if field == "command":
         if kind == "missing":
@@ -234,7 +239,8 @@ def parse_args(raw: Any, *, enable_undo: bool = False) -> EditorArgs:
             loc = err.get("loc") or ("",)
             return _PRIORITY.index(str(loc[0])) if loc[0] in _PRIORITY else len(_PRIORITY)
 
-        raise _message_for(min(errors, key=rank), raw, enable_undo) from None
+        unknown = [str(err["loc"][0]) for err in errors if err.get("type") == "extra_forbidden" and err.get("loc")]
+        raise _message_for(min(errors, key=rank), raw, enable_undo, unknown) from None
     if not args.path.strip():
         raise ArgumentError("path must be a non-empty string", field="path")
     return args
