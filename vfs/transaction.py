@@ -17,6 +17,7 @@ stays for recovery.
 
 from __future__ import annotations
 
+import builtins
 import os
 import signal
 import time
@@ -173,17 +174,19 @@ class Transaction:
         try:
             data, info = self._ws._read_key(key)
         except NotFound:
-            seen = self._seen.setdefault(key, _Seen("absent"))
-            if seen.state != "absent":
+            first = self._seen.setdefault(key, _Seen("absent"))
+            if first.state != "absent":
                 raise StaleVersion(f'cannot read "{display}": file no longer exists', path=display) from None
             raise
-        seen = self._seen.get(key)
-        if seen is None:
+        known = self._seen.get(key)
+        if known is None:
             seen = self._seen[key] = _Seen("file", info.version, info.mode, data)
-        elif seen.state != "file" or not self._storage.matches(key, seen.version):
-            raise StaleVersion(f'cannot read "{display}": file changed since it was read', path=display)
-        elif seen.data is None:
-            seen.data = data
+        else:
+            seen = known
+            if seen.state != "file" or not self._storage.matches(key, seen.version):
+                raise StaleVersion(f'cannot read "{display}": file changed since it was read', path=display)
+            if seen.data is None:
+                seen.data = data
         return Read(display, data, seen.version, info.mode)
 
     def read_bytes(self, path: str) -> bytes:
@@ -413,10 +416,10 @@ class Transaction:
                     raise StaleVersion(f'cannot write "{display}": file no longer exists', path=display)
                 raise StaleVersion(f'cannot write "{display}": file changed since it was read', path=display)
 
-    def _prepare_journal(self, targets: list[str]) -> Journal:
-        records: list[TargetRecord] = []
+    def _prepare_journal(self, targets: builtins.list[str]) -> Journal:
+        records: builtins.list[TargetRecord] = []
         pre_images: dict[int, bytes] = {}
-        created_dirs: list[str] = []
+        created_dirs: builtins.list[str] = []
         for key in targets:
             staged, seen = self._staged[key], self._seen[key]
             for ancestor in (*iter_parents(key), *([key] if staged.state == "directory" else [])):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -187,7 +188,7 @@ class Workspace:
 
     # -- history and recovery -----------------------------------------------------------------
 
-    def log(self, limit: int = 20) -> list[HistoryEntry]:
+    def log(self, limit: int = 20) -> builtins.list[HistoryEntry]:
         return self._history.log(limit)
 
     def undo(self) -> HistoryEntry:
