@@ -136,7 +136,12 @@ def unified_diff(plan: PatchPlan, *, context: int = 3) -> str:
 
 @cache
 def grammar() -> str:
-    """The Lark grammar sent with the freeform tool."""
+    """The Lark grammar sent with the freeform tool (``grammar.lark``, sent verbatim).
+
+    It has the spec's productions, written so that both OpenAI's grammar engine and the Python
+    ``lark`` package accept it: Python lark refuses terminals that can match the empty string
+    (``/(.*)/``), so each line's prefix and its text form one terminal (``ADD_LINE: /\\+.*/``).
+    """
     return resources.files("editors.apply_patch").joinpath("grammar.lark").read_text(encoding="utf-8")
 
 
