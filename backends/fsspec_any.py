@@ -1,0 +1,570 @@
+"""The catch-all backend: any fsspec filesystem (``gcs://``, ``az://``, ``sftp://``, ``memory://``...).
+
+``from_url`` resolves the URL with ``fsspec.core.url_to_fs(url, **storage_options)``; tests may also
+build ``FsspecBackend(fs, root)`` directly. Only fsspec primitives are used (``info``,
+``cat_file``, ``pipe_file``/``open``, ``rm_file``, ``ls``, ``mkdir``, ``rmdir``), plus ``os`` calls
+for the temp-file-and-rename publish when the filesystem is fsspec's ``LocalFileSystem``.
+
+Versions (the best the filesystem offers)
+    A token built from the strong identifiers in ``info()`` when there are any (``generation``,
+    ``etag``, ``VersionId``, ``md5Hash``, ``crc32c``: GCS, Azure, HTTP, ...), taken after
+    ``invalidate_cache`` and with ``refresh=True``; otherwise a BLAKE2b hash of the content. fsspec's
+    memory store mutates files in place without changing ``ukey``/``checksum``/``created``, and the
+    local store's mtime is coarse, so both always hash (``stat``/``matches`` then read the file).
+    Listings carry a version only when it comes without reading the file (strong identifiers).
+
+Conditional writes: no compare-and-swap
+    ``if_version``/``if_absent`` are checked immediately before the write, under a per-path lock of
+    this process. A writer that bypasses vfs (another process, another tool) can still change the
+    file between that check and the write: ``Capabilities.conditional_write`` is False and the
+    notes say so. Creates are exclusive where the filesystem can make them so: on local disk the
+    temp file is published with ``os.link`` (fails if the target exists); elsewhere
+    ``pipe_file(mode="create")`` is used, which is only as exclusive as that implementation.
+
+Commit lock
+    A lock object created exclusively (``open(path, "xb")`` / ``pipe_file(mode="create")``) holding
+    owner and expiry, rewritten every ``ttl/3`` by a background thread and removed on release; an
+    expired lock (expiry passed, or content unchanged for a whole ``ttl`` as seen by the waiter)
+    is deleted and then re-created exclusively. Without CAS a slow waiter may delete a lock that
+    another waiter re-created an instant earlier: declared in the notes. For ``memory://`` (one
+    process by construction) the lock is an in-process lock only. Every lock also takes an
+    in-process ``threading.Lock`` first, so threads of one process always exclude each other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import secrets
+import socket
+import threading
+import time
+import uuid
+from types import TracebackType
+from typing import Any, ClassVar
+
+from backends.base import TEMP_MARKER, Capabilities, EscapesRoot, FileInfo, Kind, PreconditionFailed, parent_of
+
+#: ``info()`` fields that identify one stored revision of an object, in token order.
+STRONG_FIELDS = ("generation", "etag", "ETag", "e_tag", "VersionId", "version_id", "md5Hash", "crc32c")
+
+#: Protocols whose objects are replaced atomically by a single upload (readers never see a mix).
+OBJECT_STORES = frozenset({"gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2", "wasb", "wasbs", "hf"})
+
+_PROCESS_LOCKS: dict[tuple[str, str], threading.Lock] = {}
+_PROCESS_LOCKS_GUARD = threading.Lock()
+
+
+def _process_lock(protocol: str, path: str) -> threading.Lock:
+    with _PROCESS_LOCKS_GUARD:
+        return _PROCESS_LOCKS.setdefault((protocol, path), threading.Lock())
+
+
+def _protocol(fs: Any) -> str:
+    proto = fs.protocol
+    return str(proto if isinstance(proto, str) else proto[0])
+
+
+def _capabilities(protocol: str, is_local: bool) -> Capabilities:
+    common = (
+        "No compare-and-swap: if_version/if_absent are checked right before each write under a lock "
+        "of this process; a writer that bypasses vfs can slip in between the check and the write.",
+    )
+    if is_local:
+        return Capabilities(
+            atomic_replace=True,
+            conditional_write=False,
+            exclusive_create=True,
+            durable=True,
+            cross_process_lock=True,
+            real_directories=True,
+            real_mtime=True,
+            modes=False,
+            symlinks=False,
+            notes=(
+                *common,
+                "Local disk through fsspec: temp file + fsync + rename (create: os.link); versions hash "
+                "the content; file modes are not managed; resolve() refuses keys whose real path "
+                "leaves the root, other symlinks are followed. Prefer the 'local' backend.",
+                "Commit lock: an exclusively created lock file with an expiry (stale locks are taken "
+                "over after the expiry; the takeover itself is not atomic).",
+            ),
+        )
+    if protocol == "memory":
+        return Capabilities(
+            atomic_replace=True,
+            conditional_write=False,
+            exclusive_create=False,
+            durable=False,
+            cross_process_lock=False,
+            real_directories=True,
+            real_mtime=False,
+            modes=False,
+            symlinks=False,
+            notes=(
+                *common,
+                "fsspec's memory store lives in this process only; versions hash the content (the "
+                "store mutates files in place without changing ukey/checksum). The commit lock is "
+                "an in-process lock. Prefer the 'memory' backend.",
+            ),
+        )
+    object_store = protocol in OBJECT_STORES
+    return Capabilities(
+        atomic_replace=object_store,
+        conditional_write=False,
+        exclusive_create=False,
+        durable=object_store,
+        cross_process_lock=False,
+        real_directories=not object_store,
+        real_mtime=False,
+        modes=False,
+        symlinks=False,
+        notes=(
+            *common,
+            f"Generic fsspec filesystem {protocol!r}: versions use generation/ETag/md5 when info() "
+            "has them, else a content hash; creates use pipe_file(mode='create'), exclusive only if "
+            "the implementation makes it so.",
+            "Commit lock: a lock object created with mode 'create' and an expiry; best effort across "
+            "processes (the create and the takeover of an expired lock are not atomic everywhere).",
+            *(["Directories are key prefixes: an empty directory may not persist."] if object_store else []),
+        ),
+    )
+
+
+class FsspecBackend:
+    name: ClassVar[str] = "fsspec"
+
+    def __init__(self, fs: Any, root: str, *, url: str | None = None, lock_ttl: float = 30.0) -> None:
+        self.fs = fs
+        self.protocol = _protocol(fs)
+        root = fs._strip_protocol(root) if root else root
+        self.root = root.rstrip("/") if root not in ("", "/") else root
+        self.url = url or f"{self.protocol}://{self.root}"
+        self.lock_ttl = lock_ttl
+        from fsspec.implementations.local import LocalFileSystem
+
+        self.is_local = isinstance(fs, LocalFileSystem)
+        self.hash_versions = self.is_local or self.protocol == "memory"
+        self.capabilities = _capabilities(self.protocol, self.is_local)
+        self._locks: set[_LockFile] = set()
+
+    @classmethod
+    def from_url(cls, url: str, storage_options: dict[str, Any]) -> FsspecBackend:
+        from fsspec.core import url_to_fs
+
+        options = dict(storage_options)
+        lock_ttl = float(options.pop("vfs_lock_ttl", 30.0))
+        fs, path = url_to_fs(url, **options)
+        return cls(fs, path, url=url.rstrip("/"), lock_ttl=lock_ttl)
+
+    def describe(self) -> str:
+        return self.url
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _path(self, key: str) -> str:
+        if not key:
+            return self.root
+        if self.root in ("", "/"):
+            return f"{self.root}{key}"
+        return f"{self.root}/{key}"
+
+    def _key_of(self, name: str) -> str | None:
+        name = self.fs._strip_protocol(name).rstrip("/")
+        base = self.root.rstrip("/")
+        if base and not name.startswith(base + "/"):
+            return None
+        return name[len(base) + 1 :] if base else name.lstrip("/")
+
+    def _info(self, key: str) -> dict[str, Any] | None:
+        path = self._path(key)
+        with contextlib.suppress(Exception):
+            self.fs.invalidate_cache(path)
+        try:
+            info: dict[str, Any] = self.fs.info(path, refresh=True)
+        except FileNotFoundError:
+            return None
+        except NotADirectoryError:
+            return None
+        return info
+
+    @staticmethod
+    def _kind(info: dict[str, Any]) -> Kind:
+        kind = info.get("type")
+        if kind == "file":
+            return "file"
+        if kind == "directory":
+            return "directory"
+        return "other"
+
+    def _strong_token(self, info: dict[str, Any]) -> str | None:
+        if self.hash_versions:
+            return None
+        parts = [f"{k}={info[k]}" for k in STRONG_FIELDS if info.get(k) not in (None, "")]
+        return "i:" + "|".join(parts) if parts else None
+
+    @staticmethod
+    def _hash_token(data: bytes) -> str:
+        return "h:" + hashlib.blake2b(data, digest_size=20).hexdigest()
+
+    def _file_info(self, key: str, info: dict[str, Any], data: bytes | None = None) -> FileInfo:
+        kind = self._kind(info)
+        mtime = info.get("mtime")
+        if kind != "file":
+            return FileInfo(key, kind, 0, None, None, float(mtime) if isinstance(mtime, int | float) else None)
+        version = self._strong_token(info)
+        if version is None:
+            if data is None:
+                data = bytes(self.fs.cat_file(self._path(key)))
+            version = self._hash_token(data)
+        size = int(info.get("size") or 0) if data is None else len(data)
+        return FileInfo(key, "file", size, None, version, float(mtime) if isinstance(mtime, int | float) else None)
+
+    def _require_parent(self, key: str) -> None:
+        parent = parent_of(key)
+        if parent == "" or not self.capabilities.real_directories:
+            return
+        info = self._info(parent)
+        if info is None:
+            raise FileNotFoundError(errno.ENOENT, "No such directory", parent)
+        if self._kind(info) != "directory":
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory", parent)
+
+    # -- primitives ---------------------------------------------------------------------------
+
+    def stat(self, key: str) -> FileInfo | None:
+        info = self._info(key)
+        if info is None:
+            return None if key else FileInfo("", "directory")
+        try:
+            return self._file_info(key, info)
+        except FileNotFoundError:
+            return None  # deleted between info and read
+
+    def read(self, key: str) -> tuple[bytes, FileInfo]:
+        path = self._path(key)
+        for _ in range(5):
+            info = self._info(key)
+            if info is None:
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+            if self._kind(info) == "directory":
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+            data = bytes(self.fs.cat_file(path))
+            if self.hash_versions:
+                return data, self._file_info(key, info, data)
+            after = self._info(key)
+            # a strong token is only trusted if it did not change around the read
+            if after is not None and self._strong_token(after) == self._strong_token(info):
+                return data, self._file_info(key, after, data)
+        raise OSError(errno.EAGAIN, "file kept changing while being read", key)
+
+    def write(
+        self,
+        key: str,
+        data: bytes,
+        *,
+        mode: int | None = None,
+        if_version: str | None = None,
+        if_absent: bool = False,
+    ) -> FileInfo:
+        """``mode`` is ignored (no file modes through fsspec)."""
+        if if_absent and if_version is not None:
+            raise ValueError("if_absent and if_version are mutually exclusive")
+        if key == "":
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+        data = bytes(data)
+        path = self._path(key)
+        with _process_lock(self.protocol, path):
+            self._require_parent(key)
+            current = self.stat(key)
+            if current is not None and current.kind == "directory":
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+            if if_absent and current is not None:
+                raise PreconditionFailed(errno.EEXIST, "already exists", key)
+            if if_version is not None and (current is None or current.version != if_version):
+                raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
+            if self.is_local:
+                self._write_local(key, path, data, if_absent)
+            elif if_absent:
+                try:
+                    self.fs.pipe_file(path, data, mode="create")
+                except FileExistsError:
+                    raise PreconditionFailed(errno.EEXIST, "already exists", key) from None
+            else:
+                self.fs.pipe_file(path, data)
+            if self.hash_versions:
+                return FileInfo(key, "file", len(data), None, self._hash_token(data))
+            info = self._info(key)
+            if info is None:
+                raise FileNotFoundError(errno.ENOENT, "vanished right after the write", key)
+            return self._file_info(key, info, data)
+
+    def _write_local(self, key: str, path: str, data: bytes, if_absent: bool) -> None:
+        directory, name = os.path.split(path)
+        tmp = os.path.join(directory, f".{name}{TEMP_MARKER}{secrets.token_hex(4)}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if if_absent:
+                try:
+                    os.link(tmp, path)
+                except FileExistsError:
+                    raise PreconditionFailed(errno.EEXIST, "already exists", key) from None
+            else:
+                os.replace(tmp, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        dfd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+    def delete(self, key: str, *, if_version: str | None = None) -> None:
+        path = self._path(key)
+        with _process_lock(self.protocol, path):
+            current = self.stat(key)
+            if current is None:
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+            if current.kind == "directory":
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+            if if_version is not None and current.version != if_version:
+                raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
+            self.fs.rm_file(path)
+
+    def list(self, key: str) -> list[FileInfo]:
+        info = self._info(key)
+        if info is None and key:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+        if info is not None and self._kind(info) != "directory":
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
+        path = self._path(key)
+        with contextlib.suppress(Exception):
+            self.fs.invalidate_cache(path)
+        try:
+            entries = self.fs.ls(path, detail=True)
+        except FileNotFoundError:
+            if key:
+                raise
+            entries = []
+        out: list[FileInfo] = []
+        for entry in entries:
+            child = self._key_of(str(entry["name"]))
+            if not child or parent_of(child) != key:
+                continue  # the directory itself, or something outside it
+            kind = self._kind(entry)
+            mtime = entry.get("mtime")
+            out.append(
+                FileInfo(
+                    child,
+                    kind,
+                    int(entry.get("size") or 0) if kind == "file" else 0,
+                    None,
+                    self._strong_token(entry) if kind == "file" else None,
+                    float(mtime) if isinstance(mtime, int | float) else None,
+                )
+            )
+        return out
+
+    def mkdir(self, key: str) -> None:
+        if key == "" or self._info(key) is not None:
+            raise FileExistsError(errno.EEXIST, "File exists", key)
+        parent = parent_of(key)
+        if parent:
+            up = self._info(parent)
+            if up is None:
+                raise FileNotFoundError(errno.ENOENT, "No such directory", parent)
+            if self._kind(up) != "directory":
+                raise NotADirectoryError(errno.ENOTDIR, "Not a directory", parent)
+        self.fs.mkdir(self._path(key), create_parents=False)
+
+    def rmdir(self, key: str) -> None:
+        if key == "":
+            raise OSError(errno.EBUSY, "cannot remove the root", key)
+        info = self._info(key)
+        if info is None:
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+        if self._kind(info) != "directory":
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
+        if self.list(key):
+            raise OSError(errno.ENOTEMPTY, "Directory not empty", key)
+        self.fs.rmdir(self._path(key))
+
+    def matches(self, key: str, version: str | None) -> bool:
+        info = self.stat(key)
+        if version is None:
+            return info is None
+        return info is not None and info.version == version
+
+    def resolve(self, key: str) -> str:
+        if not self.is_local:
+            return key  # no symlinks through generic fsspec
+        root = os.path.realpath(self.root)
+        real = os.path.realpath(self._path(key))
+        if real != root and not real.startswith(root.rstrip(os.sep) + os.sep):
+            raise EscapesRoot(errno.EACCES, f"{key} resolves outside the workspace root", key)
+        return os.path.relpath(real, root).replace(os.sep, "/") if real != root else ""
+
+    def lock(self, key: str, *, timeout: float) -> _LockFile:
+        return _LockFile(self, key, timeout=timeout, ttl=self.lock_ttl)
+
+    def close(self) -> None:
+        for held in list(self._locks):
+            held.release()
+
+
+class _LockFile:
+    """The commit lock of :class:`FsspecBackend` (see the module docstring)."""
+
+    def __init__(self, backend: FsspecBackend, key: str, *, timeout: float, ttl: float) -> None:
+        self.backend = backend
+        self.key = key
+        self.timeout = timeout
+        self.ttl = ttl
+        self.path = backend._path(key)
+        self.owner = uuid.uuid4().hex
+        self.took_over = False
+        self.lost = False
+        self._thread_lock = _process_lock(f"lock:{backend.protocol}", self.path)
+        self._local_held = False
+        self._file_held = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_body = b""
+
+    @property
+    def cross_process(self) -> bool:
+        return self.backend.protocol != "memory"
+
+    def _body(self) -> bytes:
+        now = time.time()
+        body = {
+            "owner": self.owner,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "renewed_at": now,
+            "expires_at": now + self.ttl,
+        }
+        return json.dumps(body, sort_keys=True).encode()
+
+    def _create(self) -> bool:
+        fs = self.backend.fs
+        body = self._body()
+        try:
+            if self.backend.is_local:
+                with open(self.path, "xb") as f:
+                    f.write(body)
+                    f.flush()
+                    os.fsync(f.fileno())
+            else:
+                fs.pipe_file(self.path, body, mode="create")
+        except FileExistsError:
+            return False
+        self._last_body = body
+        return True
+
+    def _read(self) -> bytes | None:
+        try:
+            return bytes(self.backend.fs.cat_file(self.path))
+        except FileNotFoundError:
+            return None
+
+    def acquire(self) -> _LockFile:
+        deadline = time.monotonic() + self.timeout
+        if not self._thread_lock.acquire(timeout=max(self.timeout, 0)):
+            raise TimeoutError(errno.ETIMEDOUT, f"commit lock busy for more than {self.timeout} s", self.key)
+        self._local_held = True
+        if not self.cross_process:
+            return self
+        try:
+            self.backend._require_parent(self.key)
+            first_seen: dict[bytes, float] = {}
+            delay = 0.02
+            while not self._create():
+                content = self._read()
+                if content is not None:
+                    now_mono = time.monotonic()
+                    since = first_seen.setdefault(content, now_mono)
+                    if self._expired(content, now_mono - since):
+                        # not atomic: re-read right before removing to narrow the window
+                        if self._read() == content:
+                            with contextlib.suppress(FileNotFoundError):
+                                self.backend.fs.rm_file(self.path)
+                            self.took_over = True
+                        continue
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(
+                        errno.ETIMEDOUT, f"commit lock held by another client for more than {self.timeout} s", self.key
+                    )
+                time.sleep(min(delay, remaining))
+                delay = min(delay * 2, 0.5)
+        except BaseException:
+            self._thread_lock.release()
+            self._local_held = False
+            raise
+        self._file_held = True
+        self.backend._locks.add(self)
+        self._thread = threading.Thread(target=self._renew_loop, name=f"vfs-fsspec-lock-{self.key}", daemon=True)
+        self._thread.start()
+        return self
+
+    def _expired(self, content: bytes, unchanged_for: float) -> bool:
+        if unchanged_for > self.ttl:
+            return True
+        try:
+            return time.time() > float(json.loads(content)["expires_at"])
+        except (ValueError, KeyError, TypeError):
+            return False
+
+    def _renew_loop(self) -> None:
+        while not self._stop.wait(self.ttl / 3):
+            current = self._read()
+            if current != self._last_body:
+                self.lost = True
+                return
+            body = self._body()
+            try:
+                self.backend.fs.pipe_file(self.path, body)
+                self._last_body = body
+            except OSError:
+                continue
+
+    def release(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+            self._thread = None
+        if self._file_held:
+            self._file_held = False
+            self.backend._locks.discard(self)
+            if self._read() == self._last_body:
+                with contextlib.suppress(FileNotFoundError):
+                    self.backend.fs.rm_file(self.path)
+            else:
+                self.lost = True
+        if self._local_held:
+            self._local_held = False
+            self._thread_lock.release()
+
+    def __enter__(self) -> None:
+        self.acquire()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.release()
+        if self.lost and exc_type is None:
+            raise TimeoutError(
+                errno.ETIMEDOUT, "the commit lock expired while held and was taken by another client", self.key
+            )
