@@ -15,10 +15,10 @@ from editors.apply_patch.matcher import (
     normalise_punctuation,
     seek_sequence,
 )
-from editors.apply_patch.parser import UpdateFile, parse_patch
+from editors.apply_patch.parser import Chunk, UpdateFile, parse_patch
 
 
-def chunks_of(body: str) -> list:
+def chunks_of(body: str) -> list[Chunk]:
     hunk = parse_patch(f"*** Begin Patch\n*** Update File: f.txt\n{body}\n*** End Patch").hunks[0]
     assert isinstance(hunk, UpdateFile)
     return hunk.chunks

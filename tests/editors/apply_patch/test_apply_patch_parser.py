@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from editors.apply_patch.errors import PatchParseError
@@ -9,6 +11,7 @@ from editors.apply_patch.parser import (
     AddFile,
     Chunk,
     DeleteFile,
+    Hunk,
     UpdateFile,
     parse_patch,
     patch_lines,
@@ -34,13 +37,13 @@ def chunk(old: list[str], new: list[str], ctx: str | None = None, eof: bool = Fa
     return made
 
 
-def strip_indices(hunks: list) -> list:
+def strip_indices(hunks: Sequence[Hunk]) -> list[Hunk]:
     """Compare hunks without the bookkeeping of context-line indices."""
     for hunk in hunks:
         if isinstance(hunk, UpdateFile):
             for c in hunk.chunks:
                 c.context_line_indices = []
-    return hunks
+    return list(hunks)
 
 
 # -- Rust string primitives -----------------------------------------------------------------------
@@ -88,7 +91,7 @@ def test_rust_lines_splits_on_newline_only(text: str, expected: list[str]) -> No
 
 UPDATE_A = [UpdateFile("a.txt", None, [chunk(["old"], ["new"])])]
 
-PARSES: list[tuple[str, str, list]] = [
+PARSES: list[tuple[str, str, Sequence[Hunk]]] = [
     ("plain", wrap("*** Update File: a.txt\n@@\n-old\n+new"), UPDATE_A),
     ("trailing newlines", wrap("*** Update File: a.txt\n@@\n-old\n+new") + "\n\n\n", UPDATE_A),
     ("heredoc bare", "<<EOF\n" + wrap("*** Update File: a.txt\n@@\n-old\n+new") + "\nEOF\n", UPDATE_A),
@@ -195,7 +198,7 @@ PARSES: list[tuple[str, str, list]] = [
 
 
 @pytest.mark.parametrize(("name", "text", "expected"), PARSES, ids=[p[0] for p in PARSES])
-def test_parses(name: str, text: str, expected: list) -> None:
+def test_parses(name: str, text: str, expected: Sequence[Hunk]) -> None:
     assert strip_indices(parse_patch(text).hunks) == strip_indices(expected)
 
 

@@ -14,7 +14,7 @@ from editors.apply_patch.parser import parse_patch
 ENDINGS = ("\n", "\r\n", "\r")
 # Anything but line breaks: tabs, typographic punctuation, odd spaces, trailing spaces...
 LINE_TEXT = st.text(
-    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"),
+    alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\r\n"),
     max_size=12,
 )
 

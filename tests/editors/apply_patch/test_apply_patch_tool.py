@@ -9,6 +9,7 @@ import pytest
 
 import vfs
 from editors.apply_patch.errors import (
+    ApplyPatchError,
     PatchContextNotFound,
     PatchDeleteFailed,
     PatchEmpty,
@@ -149,8 +150,9 @@ def test_failures_use_codex_texts_and_change_nothing(
     patch = patch.replace("*** Begin Patch\n", "*** Begin Patch\n*** Add File: early.txt\n+early\n", 1)
     if name == "empty":
         patch = "*** Begin Patch\n*** End Patch"
-    with pytest.raises(error) as info:
+    with pytest.raises(ApplyPatchError) as info:
         apply_patch(ws, patch)
+    assert type(info.value) is error
     assert info.value.cli_message == (text.replace("line 2", "line 4") if name == "parse" else text)
     assert info.value.message.startswith("apply_patch verification failed: ")
     assert snapshot_tree(ws) == before

@@ -1,0 +1,86 @@
+"""Atomicity under faults: fail the N-th backend call of a multi-file patch, for every N.
+
+The patch adds a file in a new nested directory, updates one, deletes one and moves one. Whatever
+call fails (a read while planning, the journal, a target write, a directory creation...), the tree
+afterwards is byte for byte the tree before (contents, modes, directories), or, if the failure
+came after the commit point, exactly the patched tree: never a mix.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import vfs
+from editors.apply_patch.tool import apply_patch
+from tests.support.faults import FaultyBackend
+from tests.support.trees import snapshot_tree
+
+START = {
+    "keep.txt": b"keep\r\n",
+    "src/update.py": b"def f():\r\n    return 1\r\n",
+    "delete.txt": b"bye",
+    "mv/src.txt": b"moving\n",
+    "mv/dst.txt": b"overwritten\n",
+}
+
+PATCH = """*** Begin Patch
+*** Add File: new/nested/dir/added.txt
++added
+*** Update File: src/update.py
+@@ def f():
+-    return 1
++    return 2
+*** Delete File: delete.txt
+*** Update File: mv/src.txt
+*** Move to: mv/dst.txt
+@@
+-moving
++moved
+*** End Patch
+"""
+
+
+def _faulty_workspace(make_workspace: Any) -> tuple[vfs.Workspace, FaultyBackend, vfs.Workspace]:
+    plain = make_workspace(START)
+    faulty = FaultyBackend(plain.backend)
+    return plain, faulty, vfs.Workspace(faulty, mount=plain.mount)  # type: ignore[arg-type]
+
+
+def test_patched_tree(make_workspace: Any) -> None:
+    plain, _, ws = _faulty_workspace(make_workspace)
+    apply_patch(ws, PATCH)
+    tree = snapshot_tree(plain)
+    assert tree["new/nested/dir/added.txt"] == b"added\n"
+    assert tree["src/update.py"] == b"def f():\r\n    return 2\r\n"
+    assert tree["mv/dst.txt"] == b"moved\n"
+    assert "delete.txt" not in tree and "mv/src.txt" not in tree
+
+
+def test_every_failing_call_leaves_the_old_tree(make_workspace: Any) -> None:
+    plain, faulty, ws = _faulty_workspace(make_workspace)
+    before = faulty.count
+    apply_patch(ws, PATCH)
+    total = faulty.count - before
+    new_tree = snapshot_tree(plain, modes=True)
+    assert total > 10  # reads, stats, lock, journal, targets, directories, mark, pruning
+
+    outcomes = {"old": 0, "new": 0}
+    for n in range(1, total + 1):
+        plain, faulty, ws = _faulty_workspace(make_workspace)
+        old_tree = snapshot_tree(plain, modes=True)
+        faulty.fail_at = faulty.count + n
+        try:
+            apply_patch(ws, PATCH)
+        except vfs.VfsError as exc:
+            assert "injected I/O error" in exc.message, (n, faulty.calls[-1], exc.message)
+        assert faulty.failed, n
+        after = snapshot_tree(plain, modes=True)
+        committed = bool(vfs.Workspace(plain.backend, mount=plain.mount).log())
+        if committed:
+            assert after == new_tree, f"call {n} ({faulty.calls[-1]}) left a mixed tree after the commit point"
+            outcomes["new"] += 1
+        else:
+            assert after == old_tree, f"call {n} ({faulty.calls[-1]}) changed the tree of a failed patch"
+            outcomes["old"] += 1
+        assert not vfs.Workspace(plain.backend, mount=plain.mount)._needs_recovery(), n
+    assert outcomes["old"] >= total - 3, outcomes  # only failures after the commit mark keep the new tree
