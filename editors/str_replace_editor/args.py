@@ -186,7 +186,7 @@ def _message_for(
     field = str(loc[0]) if loc else None
     kind = error.get("type")
     if kind == "extra_forbidden":
-        names = ", ".join(f"`{name}`" for name in (unknown or [field]))
+        names = ", ".join(f"`{name}`" for name in (unknown or [str(field)]))
         plural = "s" if len(unknown) > 1 else ""
         known = ", ".join(f"`{name}`" for name in EditorArgs.model_json_schema()["properties"])
         return ArgumentError(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import vfs
 from editors.str_replace_editor import edits, listing, render
@@ -221,13 +221,13 @@ class StrReplaceEditor:
         stat = self._stat(path, record=False)
         if stat is not None and stat.kind == "directory":
             raise self._directory(path)
+        if stat is not None and stat.kind != "file":
+            raise vfs.NotRegularFile(f'cannot {verb} "{path}": not a regular file', path=path)
         intent = self.session.intent_for(path, "edit") if self.session is not None else vfs.UNCONDITIONAL
         if stat is None:
             if self.session is not None:
                 self.session.observe(path, None)
             raise self._missing(path)
-        if stat.kind != "file":
-            raise vfs.NotRegularFile(f'cannot {verb} "{path}": not a regular file', path=path)
         return intent
 
     def _edit(self, path: str, command: str, verb: str, change: Callable[[str], str]) -> str:
@@ -283,8 +283,7 @@ class StrReplaceEditor:
 
     def _undo(self, path: str) -> str:
         """Revert the newest transaction if it changed ``path`` and nothing else (**Ours**)."""
-        # cast: Workspace.list shadows the builtin in vfs/workspace.py's annotations (reported).
-        entries = cast("list[vfs.HistoryEntry]", self.workspace.log(limit=1))
+        entries = self.workspace.log(limit=1)
         files = [c for c in entries[0].changes if c.action != "mkdir"] if entries else []
         if not files or any(c.path != path for c in files):
             raise _Refused(
@@ -314,6 +313,8 @@ class StrReplaceEditor:
         if self.session is None or result is None:
             return
         version = result.versions.get(path)
+        if version is None and len(result.versions) == 1:  # written through a symlink: the target's key
+            version = next(iter(result.versions.values()))
         if version is not None:
             self.session.observe(path, version)
 
