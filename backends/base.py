@@ -117,11 +117,14 @@ class Backend(Protocol):
         mode: int | None = None,
         if_version: str | None = None,
         if_absent: bool = False,
+        durable: bool = True,
     ) -> FileInfo:
         """Atomically create or replace a regular file; parent directories must exist.
 
         ``mode`` None keeps the existing file's mode (or the default for a new file).
         Raises ``PreconditionFailed`` when ``if_version``/``if_absent`` does not hold.
+        ``durable=False`` allows skipping the flush to stable storage (vfs uses it only for
+        records whose loss in a power cut costs nothing but an undo step); still atomic.
         """
         ...
 

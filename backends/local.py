@@ -134,12 +134,25 @@ class LocalBackend:
         return real == self.root or real.startswith(self.root.rstrip(os.sep) + os.sep)
 
     def _check_parent(self, key: str) -> str:
-        """The real parent directory of ``key``; raises ``EscapesRoot`` if a symlink leads out."""
-        path = self._path(key)
-        parent = os.path.realpath(os.path.dirname(path))
-        if not self._inside(parent):
-            raise EscapesRoot(errno.EACCES, f"{key} resolves outside the workspace root", key)
-        return parent
+        """The real parent directory of ``key``; raises ``EscapesRoot`` if a symlink leads out.
+
+        Runs right before every mutation. The root itself is already a real path, so only the
+        components below it are examined, and ``realpath`` runs only if one is a symlink.
+        """
+        parent_rel = key.rsplit("/", 1)[0] if "/" in key else ""
+        path = self.root
+        for part in parent_rel.split("/") if parent_rel else ():
+            path = os.path.join(path, part)
+            try:
+                is_link = stat_module.S_ISLNK(os.lstat(path).st_mode)
+            except FileNotFoundError:
+                break  # the write itself will fail with FileNotFoundError
+            if is_link:
+                real = os.path.realpath(os.path.join(self.root, parent_rel))
+                if not self._inside(real):
+                    raise EscapesRoot(errno.EACCES, f"{key} resolves outside the workspace root", key)
+                return real
+        return os.path.join(self.root, parent_rel) if parent_rel else self.root
 
     def _sync_dir(self, directory: str) -> None:
         if not self.fsync:
@@ -227,7 +240,9 @@ class LocalBackend:
         mode: int | None = None,
         if_version: str | None = None,
         if_absent: bool = False,
+        durable: bool = True,
     ) -> FileInfo:
+        sync = self.fsync and durable
         directory = self._check_parent(key)
         target = os.path.join(directory, os.path.basename(key))
         existing_mode: int | None = None
@@ -250,7 +265,7 @@ class LocalBackend:
                     written = os.write(fd, view)
                     view = view[written:]
                 os.fchmod(fd, mode)
-                if self.fsync:
+                if sync:
                     os.fsync(fd)
             finally:
                 os.close(fd)
@@ -267,7 +282,8 @@ class LocalBackend:
             except FileNotFoundError:
                 pass
             raise
-        self._sync_dir(directory)
+        if sync:
+            self._sync_dir(directory)
         now_ns = time.time_ns()
         st = os.lstat(target)
         return self._info(key, st, self._version_of(target, st, data, now_ns))

@@ -132,6 +132,7 @@ class MemoryBackend:
         mode: int | None = None,
         if_version: str | None = None,
         if_absent: bool = False,
+        durable: bool = True,
     ) -> FileInfo:
         with self.store.guard:
             self._require_parent(key)

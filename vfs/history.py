@@ -23,6 +23,7 @@ class History:
     def __init__(self, workspace: Workspace, limit: int) -> None:
         self._ws = workspace
         self.limit = limit
+        self._estimate: int | None = None  # committed records this process believes exist
 
     def _names(self) -> set[str]:
         try:
@@ -43,20 +44,33 @@ class History:
                 storage.delete(key)
 
     def prune(self) -> None:
-        """Keep the newest ``limit`` committed transactions. Best effort: never fails a commit."""
+        """Keep the newest ``limit`` committed transactions. Best effort: never fails a commit.
+
+        Listing the history costs a directory scan (a LIST request on S3), so it runs only once
+        this process's estimate exceeds the limit by a slack; then it trims back to the limit.
+        """
+        if self._estimate is not None and self._estimate < self.limit + self._slack:
+            self._estimate += 1
+            return
         try:
             txids = self._committed_txids(self._names())
             for txid in txids[: max(0, len(txids) - self.limit)]:
                 self._forget(txid)
+            self._estimate = min(len(txids), self.limit)
         except VfsError:
             return  # pruning again at the next commit is just as good
+
+    @property
+    def _slack(self) -> int:
+        return max(1, min(16, self.limit // 4))
 
     def records(self) -> list[DoneRecord]:
         """Committed, not-undone transactions, newest first (undo bookkeeping hidden)."""
         storage = self._ws._storage
         records = [read_done(storage, f"{self._ws._tx_key}/{t}.done") for t in self._committed_txids(self._names())]
         undone = {r.undo_of for r in records if r.undo_of}
-        return [r for r in reversed(records) if not r.undo_of and r.txid not in undone]
+        # Pruning lags by a slack; the history promised is the newest `limit` records.
+        return [r for r in reversed(records) if not r.undo_of and r.txid not in undone][: self.limit]
 
     def log(self, limit: int = 20) -> list[HistoryEntry]:
         return [

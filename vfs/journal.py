@@ -9,7 +9,12 @@ Layout under the workspace's metadata folder (``.vfs/``)::
                         (label, time, paths, the versions written) that ``vfs log`` reads
 
 A journal without ``.done`` is an interrupted commit: recovery rolls it back. A journal with
-``.done`` is history: its pre-images serve ``undo``. History is pruned oldest first, ``.journal``
+``.done`` is history: its pre-images serve ``undo``.
+
+A transaction with a single file target and no directory to create needs no journal for
+atomicity: its one atomic replace (or unlink) is all-or-nothing. Its history record is written
+after the change, not flushed, with ``committed`` set in the journal header, so recovery never
+rolls it back; a power cut can cost that record (one undo step), never the change. History is pruned oldest first, ``.journal``
 before ``.done`` (a lone ``.done`` is harmless; a lone ``.journal`` would mean "roll back").
 
 ``txid`` sorts by time, so listings give history in order without reading every file.
@@ -62,6 +67,8 @@ class Journal:
     undo_of: str | None = None
     #: target index -> pre-image bytes (only targets that were files before)
     pre_images: dict[int, bytes] = field(default_factory=dict)
+    #: written after the change landed (single-target commits): a history record, never rolled back
+    committed: bool = False
 
     def encode(self) -> bytes:
         """``MAGIC``, one JSON header line, then the pre-images back to back."""
@@ -78,6 +85,7 @@ class Journal:
             "label": self.label,
             "created": self.created,
             "undo_of": self.undo_of,
+            "committed": self.committed,
             "created_dirs": self.created_dirs,
             "targets": [asdict(t) for t in self.targets],
             "blobs": spans,
@@ -100,6 +108,7 @@ class Journal:
             created_dirs=list(header["created_dirs"]),
             undo_of=header.get("undo_of"),
             pre_images=pre_images,
+            committed=bool(header.get("committed", False)),
         )
 
 

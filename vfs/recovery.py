@@ -141,6 +141,10 @@ def recover(storage: Storage, tx_key: str) -> RecoveryReport:
         key = f"{tx_key}/{name}"
         data, _ = storage.read(key)
         journal = Journal.decode(data)
+        if journal.committed:  # the history record of a landed single-target commit, half written
+            storage.delete(key)
+            report.finished.append(txid)
+            continue
         # Temp files first: a directory the commit created can only be removed once it is empty.
         sweep_temp_files(storage, {parent_of(t.key) for t in journal.targets})
         outcome = rollback(storage, journal, key)

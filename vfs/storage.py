@@ -92,11 +92,18 @@ class Storage:
         mode: int | None = None,
         if_version: str | None = None,
         if_absent: bool = False,
+        durable: bool = True,
     ) -> FileInfo:
+        if durable:
+            return self._call(
+                "write",
+                key,
+                lambda: self.backend.write(key, data, mode=mode, if_version=if_version, if_absent=if_absent),
+            )
         return self._call(
             "write",
             key,
-            lambda: self.backend.write(key, data, mode=mode, if_version=if_version, if_absent=if_absent),
+            lambda: self.backend.write(key, data, mode=mode, if_version=if_version, if_absent=if_absent, durable=False),
         )
 
     def delete(self, key: str, *, if_version: str | None = None) -> None:

@@ -349,6 +349,16 @@ class Transaction:
             crash_point("locked")
             self._check_seen()
             journal = self._prepare_journal(targets)
+            if (
+                len(journal.targets) == 1
+                and not journal.created_dirs
+                and "directory"
+                not in (
+                    journal.targets[0].before,
+                    journal.targets[0].after,
+                )
+            ):
+                return self._commit_single(journal)
             journal_key = f"{ws._tx_key}/{journal.txid}.journal"
             written: dict[str, str | None] = {}
             try:
@@ -386,6 +396,36 @@ class Transaction:
             if self._undo_of is None:  # an undo's own record is removed right after; it must not evict one
                 ws._history.prune()
             crash_point("pruned")
+        return self._result(journal, done, written)
+
+    def _commit_single(self, journal: Journal) -> CommitResult:
+        """One file, no directory to create: its atomic replace/unlink is the commit point."""
+        ws = self._ws
+        target = journal.targets[0]
+        crash_point("journaled")
+        try:
+            written = {target.key: self._apply(target)}
+        except BaseException:
+            self._status = "aborted"
+            raise
+        crash_point("applied-0")
+        self._status = "committed"
+        done = self._done_record(journal, written)
+        journal.committed = True
+        try:  # best effort: losing this record costs an undo step, never the change
+            ws._ensure_meta()
+            self._storage.write(f"{ws._tx_key}/{journal.txid}.journal", journal.encode(), durable=False)
+            crash_point("before-mark")
+            self._storage.write(f"{ws._tx_key}/{journal.txid}.done", done.encode(), durable=False)
+            crash_point("marked")
+        except VfsError:
+            pass
+        if self._undo_of is None:
+            ws._history.prune()
+        crash_point("pruned")
+        return self._result(journal, done, written)
+
+    def _result(self, journal: Journal, done: DoneRecord, written: dict[str, str | None]) -> CommitResult:
         self.result = CommitResult(
             journal.txid,
             [Change(path, action) for path, action in done.changes],  # type: ignore[arg-type]

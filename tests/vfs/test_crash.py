@@ -92,3 +92,35 @@ def test_vfs_recover_cli_rolls_back(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "rolled back 1" in result.stdout
     assert snapshot_tree(ws, modes=True) == old_tree
+
+
+SINGLE = textwrap.dedent(
+    """
+    import sys, vfs
+    ws = vfs.open_workspace(sys.argv[1])
+    with ws.transaction(label="one file") as tx:
+        tx.write("update.txt", b"one\\nTWO\\n")
+    print("committed")
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("step", "landed"),
+    [("locked", False), ("journaled", False), ("applied-0", True), ("before-mark", True), ("marked", True)],
+)
+def test_single_file_commit_is_atomic_without_a_journal(tmp_path, step, landed):
+    """One target, no directory to create: the rename is the commit point; its history record
+    is written afterwards and a crash can only cost that record, never the change."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    populate(LocalBackend(str(root)), START)
+    old_tree = snapshot_tree(vfs.open_workspace(str(root)))
+    env = {**os.environ, "VFS_TEST_CRASH_AT": step, "PYTHONPATH": os.getcwd()}
+    result = subprocess.run([sys.executable, "-c", SINGLE, str(root)], env=env, capture_output=True, text=True)
+    assert result.returncode == -signal.SIGKILL
+    ws = vfs.open_workspace(str(root))
+    expected = {**old_tree, "update.txt": b"one\nTWO\n"} if landed else old_tree
+    assert snapshot_tree(ws) == expected
+    assert not ws._needs_recovery()
+    assert [e.label for e in ws.log()] == (["one file"] if step == "marked" else [])
