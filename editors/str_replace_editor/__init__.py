@@ -4,3 +4,25 @@ Pure parts: :mod:`args` (argument model, schema), :mod:`config`, :mod:`render` (
 :mod:`listing` (directory view), :mod:`edits` (str_replace / insert), :mod:`diagnose` (near
 misses). :mod:`tool` runs a call against a workspace, one transaction per mutation.
 """
+
+from editors.str_replace_editor.config import ConfigError, EditorConfig
+from editors.str_replace_editor.definitions import (
+    anthropic_tool,
+    mcp_tool,
+    openai_chat_tool,
+    openai_function_tool,
+    tool_definitions,
+)
+from editors.str_replace_editor.tool import StrReplaceEditor, ToolResult
+
+__all__ = [
+    "ConfigError",
+    "EditorConfig",
+    "StrReplaceEditor",
+    "ToolResult",
+    "anthropic_tool",
+    "mcp_tool",
+    "openai_chat_tool",
+    "openai_function_tool",
+    "tool_definitions",
+]
