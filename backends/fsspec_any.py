@@ -136,6 +136,9 @@ def _capabilities(protocol: str, is_local: bool) -> Capabilities:
 
 class FsspecBackend:
     name: ClassVar[str] = "fsspec"
+    #: The class-level declaration is the weakest case (an unknown filesystem); each instance
+    #: replaces it with what its own filesystem guarantees (local disk, memory, object store).
+    capabilities: Capabilities = _capabilities("unknown", False)
 
     def __init__(self, fs: Any, root: str, *, url: str | None = None, lock_ttl: float = 30.0) -> None:
         self.fs = fs
@@ -269,8 +272,9 @@ class FsspecBackend:
         mode: int | None = None,
         if_version: str | None = None,
         if_absent: bool = False,
+        durable: bool = True,
     ) -> FileInfo:
-        """``mode`` is ignored (no file modes through fsspec)."""
+        """``mode`` is ignored (no file modes through fsspec); ``durable`` only matters locally."""
         if if_absent and if_version is not None:
             raise ValueError("if_absent and if_version are mutually exclusive")
         if key == "":
@@ -287,7 +291,7 @@ class FsspecBackend:
             if if_version is not None and (current is None or current.version != if_version):
                 raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
             if self.is_local:
-                self._write_local(key, path, data, if_absent)
+                self._write_local(key, path, data, if_absent, durable)
             elif if_absent:
                 try:
                     self.fs.pipe_file(path, data, mode="create")
@@ -302,7 +306,7 @@ class FsspecBackend:
                 raise FileNotFoundError(errno.ENOENT, "vanished right after the write", key)
             return self._file_info(key, info, data)
 
-    def _write_local(self, key: str, path: str, data: bytes, if_absent: bool) -> None:
+    def _write_local(self, key: str, path: str, data: bytes, if_absent: bool, durable: bool) -> None:
         directory, name = os.path.split(path)
         tmp = os.path.join(directory, f".{name}{TEMP_MARKER}{secrets.token_hex(4)}")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -311,7 +315,8 @@ class FsspecBackend:
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view) :]
-                os.fsync(fd)
+                if durable:
+                    os.fsync(fd)
             finally:
                 os.close(fd)
             if if_absent:
@@ -324,6 +329,8 @@ class FsspecBackend:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+        if not durable:
+            return
         dfd = os.open(directory, os.O_RDONLY)
         try:
             os.fsync(dfd)

@@ -615,8 +615,9 @@ class S3Backend:
         mode: int | None = None,
         if_version: str | None = None,
         if_absent: bool = False,
+        durable: bool = True,
     ) -> FileInfo:
-        """``mode`` is ignored (S3 stores no permission bits)."""
+        """``mode`` is ignored (S3 stores no permission bits); every acknowledged PUT is durable."""
         return self._run(lambda: self._write(key, data, if_version=if_version, if_absent=if_absent))
 
     def delete(self, key: str, *, if_version: str | None = None) -> None:
