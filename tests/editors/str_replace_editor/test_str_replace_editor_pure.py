@@ -694,3 +694,11 @@ def test_not_found_error_carries_the_hint():
         "No replacement was performed, old_str `    value = 1` did not appear verbatim in /w/f. old_str would "
         "match at line 1"
     )
+
+
+def test_diagnose_crlf_old_str_in_an_lf_file():
+    hint = diagnose("a\nb\n", "a\r\nb")
+    assert hint == (
+        "old_str would match at line 1 if whitespace were ignored: the line endings differ (old_str uses CRLF, "
+        'the file uses LF there). The exact text in the file is: "a\\nb"'
+    )

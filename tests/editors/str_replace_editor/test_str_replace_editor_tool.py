@@ -956,3 +956,18 @@ def test_undo_edit_refuses_when_the_last_change_was_elsewhere(make_workspace):
     ok(run(editor, command="str_replace", path=f"{m}/b.txt", old_str="bee", new_str="b"))
     err(run(editor, command="undo_edit", path=f"{m}/a.txt"), "FS_NOT_FOUND")
     assert ws.read_bytes(f"{m}/a.txt") == b"two\n" and ws.read_bytes(f"{m}/b.txt") == b"b\n"
+
+
+def test_files_over_the_size_limit_are_refused(make_workspace):
+    ws = make_workspace({"big.txt": b"x" * 100}, max_file_bytes=10)
+    path = f"{ws.mount}/big.txt"
+    editor = StrReplaceEditor(ws, session=False)
+    assert path in err(run(editor, command="view", path=path), "FS_TOO_LARGE")
+    err(run(editor, command="str_replace", path=path, old_str="x" * 100, new_str="y"), "FS_TOO_LARGE")
+    assert ws.backend.read("big.txt")[0] == b"x" * 100
+
+
+def test_view_of_an_empty_directory(make_workspace):
+    ws = make_workspace({"empty": None})
+    text = ok(run(StrReplaceEditor(ws), command="view", path=f"{ws.mount}/empty"))
+    assert text == LISTING_HEADER.format(p=f"{ws.mount}/empty") + f"d\t{ws.mount}/empty\n\n"
