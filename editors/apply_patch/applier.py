@@ -8,6 +8,9 @@ result of the earlier ones, as in Codex's standalone engine.
 The reader is called with resolved paths and returns the file's bytes, or ``None`` when nothing is
 there; it raises ``IsADirectoryError`` for a directory and ``NotADirectoryError`` when a parent is
 not a directory. Anything else it raises (policy, conflicts, I/O) propagates unchanged.
+
+As in Codex, error texts name the resolved path (Codex: the absolute path; the tool: the
+model-facing path) and the success summary names the paths as written in the patch.
 """
 
 from __future__ import annotations
@@ -139,23 +142,24 @@ class _Files:
         self.overlay[key] = data
 
 
-def _decode(data: bytes, display: str) -> str:
+def _decode(data: bytes, path: str) -> str:
     try:
         return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise PatchReadFailed(
-            f"Failed to read file to update {display}: stream did not contain valid UTF-8", path=display
-        ) from None
+    except UnicodeDecodeError as exc:
+        # Rust's Utf8Error texts (Python and Rust agree on where the invalid sequence is).
+        if exc.reason == "unexpected end of data":
+            detail = f"incomplete utf-8 byte sequence from index {exc.start}"
+        else:
+            detail = f"invalid utf-8 sequence of {exc.end - exc.start} bytes from index {exc.start}"
+        raise PatchReadFailed(f"Failed to read file to update {path}: {detail}", path=path) from None
 
 
 def _check_writable(files: _Files, key: str, display: str) -> None:
-    """Codex's create_dir_all + write errors for a file about to be written at ``key``."""
+    """Codex's error when a file cannot be written at ``key`` (a directory, or under a file)."""
     try:
         files.get(key, display)
-    except IsADirectoryError:
-        raise PatchWriteFailed(f"Failed to write file {display}", path=display) from None
-    except NotADirectoryError:
-        raise PatchWriteFailed(f"Failed to create parent directories for {display}", path=display) from None
+    except (IsADirectoryError, NotADirectoryError):
+        raise PatchWriteFailed(f"Failed to write file {key}", path=key) from None
 
 
 def plan_patch(patch: Patch, read: Reader, *, resolve: Resolver | None = None) -> PatchPlan:
@@ -188,7 +192,7 @@ def plan_patch(patch: Patch, read: Reader, *, resolve: Resolver | None = None) -
             except (IsADirectoryError, NotADirectoryError):
                 current = None
             if current is None:
-                raise PatchDeleteFailed(f"Failed to delete file {hunk.path}", path=hunk.path)
+                raise PatchDeleteFailed(f"Failed to delete file {key}", path=key)
             files.set(key, hunk.path, None)
             steps.append(Step("delete", key, hunk.path))
             deleted.append(hunk.path)
@@ -221,20 +225,14 @@ def plan_patch(patch: Patch, read: Reader, *, resolve: Resolver | None = None) -
 
 
 def _updated(files: _Files, key: str, hunk: UpdateFile) -> bytes:
-    display = hunk.path
     try:
-        current = files.get(key, display)
+        current = files.get(key, hunk.path)
     except IsADirectoryError:
-        raise PatchReadFailed(
-            f"Failed to read file to update {display}: Is a directory (os error 21)", path=display
-        ) from None
+        raise PatchReadFailed(f"Failed to read file to update {key}: path `{key}` is not a file", path=key) from None
     except NotADirectoryError:
-        raise PatchReadFailed(
-            f"Failed to read file to update {display}: Not a directory (os error 20)", path=display
-        ) from None
+        raise PatchReadFailed(f"Failed to read file to update {key}: Not a directory (os error 20)", path=key) from None
     if current is None:
         raise PatchFileNotFound(
-            f"Failed to read file to update {display}: No such file or directory (os error 2)", path=display
+            f"Failed to read file to update {key}: No such file or directory (os error 2)", path=key
         )
-    text = _decode(current, display)
-    return apply_chunks(text, hunk.chunks, display).encode("utf-8")
+    return apply_chunks(_decode(current, key), hunk.chunks, key).encode("utf-8")

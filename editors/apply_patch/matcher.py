@@ -241,12 +241,9 @@ def compute_replacements(
             line_index = found + 1
 
         if not chunk.old_lines:
-            if contexts and not chunk.is_end_of_file:
-                insertion = line_index
-            elif lines and lines[-1] == "":
-                insertion = len(lines) - 1
-            else:
-                insertion = len(lines)
+            # Codex appends a pure addition at the end of the file. **Ours**: with an anchor (and
+            # no "*** End of File"), right after the anchor, where the model asked for it.
+            insertion = line_index if contexts and not chunk.is_end_of_file else len(lines)
             replacements.append((insertion, 0, list(chunk.new_lines)))
             continue
 

@@ -52,7 +52,7 @@ def _reader(tx: vfs.Transaction) -> Any:
 
 def _stage(tx: vfs.Transaction, step: Step) -> None:
     """Stage one step; the transaction folds successive steps on one path."""
-    target = step.dest_display if step.kind == "move" else step.display
+    target = step.dest if step.kind == "move" else step.path
     try:
         if step.kind == "delete":
             tx.delete(step.path)
@@ -64,10 +64,8 @@ def _stage(tx: vfs.Transaction, step: Step) -> None:
             tx.write(step.dest, step.data)
         else:
             tx.write(step.path, step.data)
-    except (vfs.IsADirectory, vfs.NotRegularFile):
+    except (vfs.IsADirectory, vfs.NotRegularFile, vfs.NotADirectory):
         raise PatchWriteFailed(f"Failed to write file {target}", path=target) from None
-    except vfs.NotADirectory:
-        raise PatchWriteFailed(f"Failed to create parent directories for {target}", path=target) from None
 
 
 def apply_patch(

@@ -13,7 +13,7 @@ import pytest
 
 from editors.apply_patch.errors import ApplyPatchError
 from editors.apply_patch.tool import apply_patch
-from tests.corpus.codex_scenarios import CORPUS, FAILURES, INVERTED, SCENARIOS, read_tree
+from tests.corpus.codex_scenarios import CORPUS, FAILURES, INVERTED, SCENARIOS, failure_text, read_tree
 from tests.support.trees import snapshot_tree
 
 
@@ -39,7 +39,7 @@ def test_scenario(make_workspace: Any, scenario: str) -> None:
     if scenario in FAILURES:
         with pytest.raises(ApplyPatchError) as info:
             apply_patch(ws, patch)
-        assert info.value.cli_message == FAILURES[scenario]
+        assert info.value.cli_message == failure_text(scenario, ws.mount)
     else:
         result = apply_patch(ws, patch)
         assert result.summary.startswith("Success. Updated the following files:\n")

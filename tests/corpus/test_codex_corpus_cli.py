@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.corpus.codex_scenarios import CORPUS, FAILURES, INVERTED, SCENARIOS, read_tree
+from tests.corpus.codex_scenarios import CORPUS, FAILURES, INVERTED, SCENARIOS, failure_text, read_tree
 
 REPO = Path(__file__).resolve().parents[2]
 META = ".vfs"
@@ -57,7 +57,7 @@ def test_scenario_through_the_cli(tmp_path: Path, scenario: str, form: str) -> N
 
     if scenario in FAILURES:
         assert (done.returncode, done.stdout) == (1, b"")
-        assert done.stderr.decode("utf-8") == FAILURES[scenario] + "\n"
+        assert done.stderr.decode("utf-8") == failure_text(scenario, os.path.realpath(work)) + "\n"
     else:
         assert done.returncode == 0, done.stderr
         assert done.stderr == b""

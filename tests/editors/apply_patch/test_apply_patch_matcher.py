@@ -159,8 +159,9 @@ def test_end_of_file_marker_anchors_at_the_end() -> None:
 
 def test_pure_addition_without_context_appends() -> None:
     assert update("a\nb\n", "@@\n+c") == "a\nb\nc\n"
-    # Codex inserts before a final empty line if the file has one.
-    assert update("a\n\n", "@@\n+c") == "a\nc\n\n"
+    assert update("a\n\n", "@@\n+c") == "a\n\nc\n"  # after a final empty line too (Codex 0.171)
+    assert update("a\nb", "@@\n+c") == "a\nb\nc\n"
+    assert update("", "@@\n+c") == "c\n"
 
 
 def test_pure_addition_after_context_is_inserted_there() -> None:
