@@ -1,0 +1,160 @@
+"""``vfs serve``: serve ``str_replace_editor`` and ``apply_patch`` over MCP (stdio or HTTP).
+
+    vfs serve [--root ROOT] [-o KEY=VALUE] [--mount PATH] [--mode MODE]
+              [--transport stdio|http] [--host 127.0.0.1] [--port N] [--enable-undo] [--max-output-chars N]
+
+stdio (default): an MCP client starts this process and talks over stdin/stdout; nothing else is
+written to stdout. HTTP: Streamable HTTP at ``http://HOST:PORT/mcp``, on 127.0.0.1 unless
+``--host`` says otherwise; the URL is printed on stderr once the server accepts connections.
+Exit status: 0 after a clean shutdown, 1 if the workspace cannot be opened or the port is
+taken, 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, NoReturn
+
+import vfs
+from editors.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, add_workspace_args, open_workspace, report_error
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+
+EXAMPLES = """examples:
+  vfs serve --root /path/to/repo                       stdio, for an MCP client that starts it
+  vfs serve --root memory://scratch --transport http   http://127.0.0.1:8765/mcp
+  vfs serve --root s3://bucket/ws -o endpoint_url=http://127.0.0.1:9000 --transport http --port 9100
+
+  an MCP client config (Claude Desktop, Cursor, ...):
+    {"mcpServers": {"vfs": {"command": "vfs", "args": ["serve", "--root", "/path/to/repo"]}}}
+"""
+
+
+def one_line_errors(parser: argparse.ArgumentParser) -> None:
+    """Usage errors as one line on stderr (exit 2), pointing at ``--help``."""
+
+    def error(message: str) -> NoReturn:
+        parser.exit(EXIT_USAGE, f"{parser.prog}: {message} (see '{parser.prog} --help')\n")
+
+    parser.error = error  # type: ignore[method-assign]
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}: expected an integer from 0 to 65535") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"invalid port {port}: expected an integer from 0 to 65535")
+    return port
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def add_editor_args(parser: argparse.ArgumentParser) -> None:
+    """The str_replace_editor options that change what the model sees."""
+    parser.add_argument("--enable-undo", action="store_true", help="offer str_replace_editor's undo_edit command")
+    parser.add_argument(
+        "--max-output-chars",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="clip str_replace_editor views longer than N characters (default 16000)",
+    )
+
+
+def editor_config(args: argparse.Namespace) -> dict[str, Any]:
+    config: dict[str, Any] = {"enable_undo": bool(args.enable_undo)}
+    if args.max_output_chars is not None:
+        config["max_output_chars"] = args.max_output_chars
+    return config
+
+
+def configure(parser: argparse.ArgumentParser, verb: str) -> None:
+    parser.description = (
+        "Serve the str_replace_editor and apply_patch tools over MCP, on any workspace root. "
+        "Each client connection gets its own observation session."
+    )
+    parser.epilog = EXAMPLES
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    add_workspace_args(parser)
+    parser.add_argument(
+        "--transport", choices=("stdio", "http"), default="stdio", help="stdio (default) or Streamable HTTP"
+    )
+    parser.add_argument("--host", default=DEFAULT_HOST, help=f"HTTP address to bind (default {DEFAULT_HOST})")
+    parser.add_argument(
+        "--port", type=_port, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT}; 0 picks a free one)"
+    )
+    add_editor_args(parser)
+    one_line_errors(parser)
+
+
+def _usage(args: argparse.Namespace, message: str) -> int:
+    print(f"vfs {args.verb}: {message} (see 'vfs {args.verb} --help')", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _check_local_root(root: str | None) -> None:
+    """A local root must be an existing directory (a typo would otherwise serve an empty tree)."""
+    if root is None:
+        return
+    path = root[len("file://") :] if root.startswith("file://") else root
+    if "://" in path:
+        return
+    if not os.path.isdir(path):
+        raise vfs.NotFound(f"workspace root {root} is not an existing directory", path=root)
+
+
+def run(args: argparse.Namespace) -> int:
+    from editors.cli.common import parse_storage_options
+    from editors.str_replace_editor.config import ConfigError, make_config
+
+    try:
+        parse_storage_options(args.storage_option)
+        config = make_config(editor_config(args))
+    except ConfigError as exc:
+        return _usage(args, exc.message)
+    except vfs.InvalidArgument as exc:
+        return _usage(args, exc.message)
+    try:
+        from editors import mcp_server
+    except ImportError as exc:
+        print(f"vfs serve: the MCP SDK is not installed ({exc}); pip install 'vfs[mcp]'", file=sys.stderr)
+        return EXIT_FAILURE
+    sock = None
+    if args.transport == "http":
+        try:
+            sock = mcp_server.bind(args.host, args.port)
+        except OSError as exc:
+            print(f"vfs serve: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_FAILURE
+    try:
+        _check_local_root(args.root)
+        ws = open_workspace(args)
+    except vfs.VfsError as exc:
+        if sock is not None:
+            sock.close()
+        return report_error(exc)
+    try:
+        if sock is None:
+            mcp_server.serve_stdio(ws, config=config)
+        else:
+            mcp_server.serve_http(ws, sock, config=config, announce=mcp_server.announce_stderr)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        if sock is not None:
+            sock.close()
+        ws.close()
+    return EXIT_OK

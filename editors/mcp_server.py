@@ -1,0 +1,252 @@
+"""``vfs serve``: the tools as an MCP server (the ``mcp`` SDK's low-level server), stdio or HTTP.
+
+Each client gets its own observation session (a :class:`editors.tools.Toolset`): what one client
+viewed never authorizes another client's edit.
+
+- stdio: the process serves the one client that started it: one session for its lifetime.
+- HTTP (Streamable HTTP, ``/mcp``): one session per MCP session (``Mcp-Session-Id``), dropped
+  once the SDK ends the session (idle timeout). The server answers ``server/discover`` with
+  "method not found", so clients negotiate the handshake era, whose connections carry that id.
+  A request without one (a client pinned to the sessionless 2026 era) gets a fresh session per
+  call: views and creates work, and edits are refused with ``FS_NOT_OBSERVED`` and a hint.
+
+A failed call is an MCP tool error (``isError``): the text the model reads (``Error: ...``, or
+Codex's text for ``apply_patch``) as content, and ``{"code", "is_error", "text"}`` as structured
+content. Nothing a client sends crashes the server. Calls run in a worker thread, one at a time
+(the workspace is shared by every client; its transactions keep concurrent writers apart).
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import mcp.types as types
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+import vfs
+from editors.tools import ToolCallResult, Toolset, definitions
+
+SERVER_NAME = "vfs"
+HTTP_PATH = "/mcp"
+SESSION_HEADER = "mcp-session-id"
+SESSION_IDLE_TIMEOUT = 30 * 60.0  # seconds; the SDK's default for stateful HTTP sessions
+MAX_SESSIONS = 1000
+NO_SESSION_HINT = (
+    " (This HTTP request carried no Mcp-Session-Id, so the server cannot remember what you viewed "
+    "before: connect with the initialize handshake to keep a session.)"
+)
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("vfs")
+    except Exception:  # noqa: BLE001 - not installed (running from a checkout)
+        return "0"
+
+
+def instructions(workspace: vfs.Workspace) -> str:
+    return (
+        f"Files of this workspace live under {workspace.mount}. Give str_replace_editor absolute paths "
+        f"(e.g. {workspace.mount.rstrip('/')}/README.md); view a file before editing it. apply_patch takes "
+        "a whole patch (*** Begin Patch ... *** End Patch) and applies all of it or nothing; its paths "
+        "are relative to the workspace."
+    )
+
+
+class Sessions:
+    """Observation sessions by client key; idle ones are dropped (their HTTP session is gone too)."""
+
+    def __init__(
+        self,
+        factory: Callable[[], Toolset],
+        *,
+        idle_timeout: float = SESSION_IDLE_TIMEOUT,
+        max_sessions: int = MAX_SESSIONS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._factory = factory
+        self._idle_timeout = idle_timeout
+        self._max_sessions = max_sessions
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._toolsets: dict[str, tuple[Toolset, float]] = {}
+
+    def __len__(self) -> int:
+        return len(self._toolsets)
+
+    def get(self, key: str | None) -> Toolset:
+        """The toolset of client ``key`` (created on first use); ``None``: a fresh one, not kept."""
+        if key is None:
+            return self._factory()
+        now = self._clock()
+        with self._lock:
+            self._expire(now)
+            entry = self._toolsets.get(key)
+            toolset = entry[0] if entry is not None else self._factory()
+            self._toolsets[key] = (toolset, now)
+            return toolset
+
+    def _expire(self, now: float) -> None:
+        stale = [key for key, (_, used) in self._toolsets.items() if now - used > self._idle_timeout]
+        for key in stale:
+            del self._toolsets[key]
+        while len(self._toolsets) >= self._max_sessions:  # the least recently used goes first
+            oldest = min(self._toolsets, key=lambda k: self._toolsets[k][1])
+            del self._toolsets[oldest]
+
+
+def _client_key(ctx: Any) -> tuple[bool, str | None]:
+    """``(is_http, key)`` of the client behind a request: its HTTP session id, or the stdio client."""
+    request = getattr(ctx, "request", None)
+    if request is None:
+        return False, "stdio"
+    headers = getattr(request, "headers", None)
+    session_id = headers.get(SESSION_HEADER) if headers is not None else None
+    return True, session_id or None
+
+
+def to_call_result(result: ToolCallResult) -> types.CallToolResult:
+    content = [types.TextContent(type="text", text=result.text)]
+    if not result.is_error:
+        return types.CallToolResult(content=content, is_error=False)
+    return types.CallToolResult(content=content, structured_content=result.to_dict(), is_error=True)
+
+
+def build_server(
+    workspace: vfs.Workspace,
+    *,
+    config: Any = None,
+    modern_era: bool = True,
+    sessions: Sessions | None = None,
+) -> Server[Any]:
+    """An MCP server exposing ``str_replace_editor`` and ``apply_patch`` over ``workspace``.
+
+    ``config``: the ``str_replace_editor`` config (checked here: ``ConfigError`` if invalid).
+    ``modern_era=False`` answers ``server/discover`` with "method not found", so clients use the
+    handshake era (done for HTTP, where only that era has sessions).
+    """
+    Toolset(workspace, session=False, config=config)  # check the config before serving anything
+    registry = sessions if sessions is not None else Sessions(lambda: Toolset(workspace, config=config))
+    tools = [types.Tool.model_validate(d) for d in definitions("mcp", config=config)]
+    serial = anyio.Lock()
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            is_http, key = _client_key(ctx)
+            toolset = registry.get(key)
+            arguments = params.arguments if params.arguments is not None else {}
+            async with serial:
+                result = await anyio.to_thread.run_sync(toolset.call, params.name, arguments)
+            if is_http and key is None and result.code == vfs.NotObserved.code:
+                result = ToolCallResult(result.text + NO_SESSION_HINT, True, result.code)
+        except Exception as exc:  # noqa: BLE001 - a call must never take the server down
+            result = ToolCallResult(
+                f"Error: Unexpected failure ({type(exc).__name__}): {exc}", True, vfs.IOFailure.code
+            )
+        return to_call_result(result)
+
+    server: Server[Any] = Server(
+        SERVER_NAME,
+        version=_version(),
+        instructions=instructions(workspace),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    if not modern_era:
+
+        async def no_discover(ctx: Any, params: types.RequestParams | None) -> Any:
+            raise MCPError(code=types.METHOD_NOT_FOUND, message="Method not found", data="server/discover")
+
+        server.add_request_handler("server/discover", types.RequestParams, no_discover)
+    return server
+
+
+# -- transports -----------------------------------------------------------------------------------
+
+
+def serve_stdio(workspace: vfs.Workspace, *, config: Any = None) -> None:
+    """Serve one client over stdin/stdout until it closes stdin."""
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(workspace, config=config)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(main)
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host:port`` (``port`` 0: any free port); ``OSError`` if taken."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    sock.set_inheritable(True)
+    return sock
+
+
+def http_app(workspace: vfs.Workspace, *, host: str, config: Any = None) -> Any:
+    """The Starlette app serving Streamable HTTP at ``/mcp`` (DNS-rebinding protection on loopback)."""
+    server = build_server(workspace, config=config, modern_era=False)
+    return server.streamable_http_app(
+        streamable_http_path=HTTP_PATH,
+        host=host,
+        session_idle_timeout=SESSION_IDLE_TIMEOUT,
+        max_sessions=MAX_SESSIONS,
+    )
+
+
+def serve_http(
+    workspace: vfs.Workspace,
+    sock: socket.socket,
+    *,
+    config: Any = None,
+    announce: Callable[[str], None] | None = None,
+) -> None:
+    """Serve Streamable HTTP on the bound ``sock`` until SIGINT/SIGTERM."""
+    import uvicorn
+
+    host, port = sock.getsockname()[:2]
+    app = http_app(workspace, host=host, config=config)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False))
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{port}{HTTP_PATH}"
+
+    async def main() -> None:
+        # uvicorn's startup runs the app's lifespan (the MCP session manager) before serving
+        async def tell_when_started() -> None:
+            while not server.started:
+                await anyio.sleep(0.01)
+            if announce is not None:
+                announce(url)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(tell_when_started)
+            await server.serve(sockets=[sock])
+            tg.cancel_scope.cancel()
+
+    anyio.run(main)
+
+
+def announce_stderr(url: str) -> None:
+    print(f"vfs serve: MCP over HTTP at {url}", file=sys.stderr, flush=True)
