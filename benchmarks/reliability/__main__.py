@@ -1,0 +1,38 @@
+"""``python -m benchmarks.reliability <campaign> [--trials N] [--seed S] [--json]``: run one campaign
+at its full count (or ``N``) and print its figures. Exit status 1 if any trial broke a promise."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+
+#: campaign -> (module, function, default trials, help)
+CAMPAIGNS: dict[str, tuple[str, str, int, str]] = {
+    "crash": ("benchmarks.reliability.crash", "run", 1000, "SIGKILL at a random instant, local disk (forked child)"),
+    "crash-exec": (
+        "benchmarks.reliability.crash",
+        "run_exec",
+        100,
+        "SIGKILL at a random instant, local disk (fresh interpreter per trial)",
+    ),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.reliability", description=__doc__)
+    parser.add_argument("campaign", choices=sorted(CAMPAIGNS))
+    parser.add_argument("--trials", type=int, default=None, help="how many trials/cases (default: the full count)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    module_name, function, default, _ = CAMPAIGNS[args.campaign]
+    run = getattr(importlib.import_module(module_name), function)
+    report = run(args.trials if args.trials is not None else default, seed=args.seed)
+    print(json.dumps(report.as_dict(), indent=2) if args.json else report.render())
+    return 1 if report.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
