@@ -78,13 +78,17 @@ class History:
             for r in self.records()[:limit]
         ]
 
-    def undo(self) -> HistoryEntry:
+    def undo(self, expected_txid: str | None = None) -> HistoryEntry:
         ws = self._ws
         storage = ws._storage
         records = self.records()
         if not records:
             raise NotFound("There is no transaction to undo.")
         record = records[0]
+        if expected_txid is not None and record.txid != expected_txid:
+            raise StaleVersion(
+                f"Cannot undo {expected_txid}: a newer transaction ({record.txid}) was committed since.",
+            )
         data, _ = storage.read(f"{ws._tx_key}/{record.txid}.journal")
         journal = Journal.decode(data)
         display = ws._mapper.to_display

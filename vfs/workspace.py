@@ -191,10 +191,11 @@ class Workspace:
     def log(self, limit: int = 20) -> builtins.list[HistoryEntry]:
         return self._history.log(limit)
 
-    def undo(self) -> HistoryEntry:
+    def undo(self, expected_txid: str | None = None) -> HistoryEntry:
+        """Revert the newest transaction; with ``expected_txid``, only if it is still that one."""
         if self.mode == "read-only":
             raise SandboxDenied("Cannot undo: the workspace is read-only.", mode=self.mode)
-        return self._history.undo()
+        return self._history.undo(expected_txid)
 
     def recover(self, *, only_if_needed: bool = False) -> RecoveryReport:
         """Roll back interrupted commits (takes the commit lock)."""

@@ -77,3 +77,15 @@ def test_history_is_bounded(make_workspace):
     for expected in (b"18", b"17", b"16"):
         ws.undo()
         assert ws.read_bytes(f"{ws.mount}/f.txt") == expected
+
+
+def test_undo_with_expected_txid_refuses_a_newer_transaction(make_workspace):
+    ws = make_workspace({"a.txt": b"0"})
+    first = ws.write_bytes(f"{ws.mount}/a.txt", b"1").txid
+    ws.write_bytes(f"{ws.mount}/a.txt", b"2")
+    with pytest.raises(vfs.StaleVersion):
+        ws.undo(expected_txid=first)
+    assert ws.read_bytes(f"{ws.mount}/a.txt") == b"2"
+    ws.undo()
+    assert ws.undo(expected_txid=first).txid == first
+    assert ws.read_bytes(f"{ws.mount}/a.txt") == b"0"
