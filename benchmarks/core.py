@@ -1,0 +1,232 @@
+"""The measurement model: series measured in alternation, targets computed from their medians.
+
+A *workload* holds several *series* (ours, each peer, a baseline) measuring the same thing on the
+same input bytes, and the *targets* (issue 7) that compare them. The runner, for each repetition,
+runs every available series once, in an order rotated from one repetition to the next:
+
+    prepare()   untimed: restore the input files (and wait, flush, ...)
+    measure()   the measured value: seconds (timed by the series itself) or bytes (peak RSS)
+    verify()    untimed: the output must equal the reference bytes, else the run fails loudly
+
+The first ``warmup`` repetitions are run and verified but not recorded. A series whose tool is not
+installed carries ``missing`` (the reason) and shows as missing in every table; it is never run.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["ours", "peer", "baseline"]
+
+
+def _noop() -> None:
+    return None
+
+
+class VerificationError(AssertionError):
+    """A tool produced output different from the reference: the numbers would be meaningless."""
+
+
+@dataclass
+class Series:
+    key: str  # stable id within the workload, e.g. "ours.inproc"
+    label: str  # what the table shows, e.g. "vfs apply_patch (in-process)"
+    role: Role
+    measure: Callable[[], float]
+    prepare: Callable[[], None] = _noop
+    verify: Callable[[], None] = _noop
+    unit: Literal["s", "bytes"] = "s"
+    missing: str | None = None
+    note: str = ""
+
+    @property
+    def available(self) -> bool:
+        return self.missing is None
+
+
+@dataclass
+class Target:
+    """``numerator`` / ``denominator`` (medians) <= ``bound``; or ``numerator`` <= ``bound`` (absolute).
+
+    ``scale`` divides the numerator instead of a series (peak RSS / file size).
+    """
+
+    label: str
+    numerator: str
+    bound: float
+    denominator: str | None = None
+    scale: float | None = None
+    scale_label: str = ""
+    note: str = ""  # what the profile shows (filled by the workload)
+
+    @property
+    def kind(self) -> Literal["ratio", "absolute", "scaled"]:
+        if self.denominator is not None:
+            return "ratio"
+        return "scaled" if self.scale is not None else "absolute"
+
+
+@dataclass
+class Workload:
+    name: str
+    title: str
+    params: dict[str, Any]
+    series: list[Series]
+    targets: list[Target] = field(default_factory=list)
+    teardown: Callable[[], None] = _noop
+    missing: str | None = None  # the whole workload cannot run (e.g. its module is absent)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Summary:
+    n: int
+    median: float
+    mean: float
+    min: float
+    max: float
+    q1: float
+    q3: float
+    stdev: float
+
+    @property
+    def iqr(self) -> float:
+        return self.q3 - self.q1
+
+    @property
+    def rel_spread(self) -> float:
+        """Half the inter-quartile range relative to the median (0.05 = +-5 %)."""
+        return (self.iqr / 2) / self.median if self.median else math.nan
+
+    def to_dict(self) -> dict[str, float]:
+        return {
+            "n": self.n,
+            "median": self.median,
+            "mean": self.mean,
+            "min": self.min,
+            "max": self.max,
+            "q1": self.q1,
+            "q3": self.q3,
+            "stdev": self.stdev,
+        }
+
+
+def summarize(samples: list[float]) -> Summary | None:
+    if not samples:
+        return None
+    ordered = sorted(samples)
+    if len(ordered) >= 2:
+        q1, _, q3 = statistics.quantiles(ordered, n=4, method="inclusive")
+        stdev = statistics.stdev(ordered)
+    else:
+        q1 = q3 = ordered[0]
+        stdev = 0.0
+    return Summary(
+        len(ordered), statistics.median(ordered), statistics.fmean(ordered), ordered[0], ordered[-1], q1, q3, stdev
+    )
+
+
+@dataclass
+class SeriesResult:
+    series: Series
+    samples: list[float]
+    summary: Summary | None
+
+
+@dataclass
+class TargetResult:
+    target: Target
+    value: float | None  # the ratio (or absolute value)
+    low: float | None  # range of the paired per-repetition ratios
+    high: float | None
+    status: Literal["met", "missed", "missing", "failed"]
+    reason: str = ""
+
+
+@dataclass
+class WorkloadResult:
+    workload: Workload
+    series: dict[str, SeriesResult]
+    targets: list[TargetResult]
+    seconds: float
+    error: str | None = None
+
+
+def timed(fn: Callable[[], Any]) -> float:
+    """Wall-clock seconds of ``fn()``."""
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _paired(a: list[float], b: list[float]) -> list[float]:
+    return [x / y for x, y in zip(a, b, strict=False) if y]
+
+
+def evaluate(target: Target, results: dict[str, SeriesResult]) -> TargetResult:
+    num = results.get(target.numerator)
+    den = results.get(target.denominator) if target.denominator else None
+    for part in (num, den) if target.denominator else (num,):
+        if part is None or not part.series.available:
+            reason = part.series.missing if part is not None else "series not defined"
+            return TargetResult(target, None, None, None, "missing", reason or "")
+        if part.summary is None:
+            return TargetResult(target, None, None, None, "failed", "no samples")
+    assert num is not None and num.summary is not None
+    if den is not None:
+        assert den.summary is not None
+        value = num.summary.median / den.summary.median
+        pairs = _paired(num.samples, den.samples)
+        low, high = (min(pairs), max(pairs)) if pairs else (None, None)
+    elif target.scale is not None:
+        value = num.summary.median / target.scale
+        low, high = num.summary.min / target.scale, num.summary.max / target.scale
+    else:
+        value = num.summary.median
+        low, high = num.summary.min, num.summary.max
+    return TargetResult(target, value, low, high, "met" if value <= target.bound else "missed")
+
+
+def run_workload(
+    workload: Workload,
+    *,
+    reps: int,
+    warmup: int,
+    sync: bool = True,
+    log: Callable[[str], None] = print,
+) -> WorkloadResult:
+    """Run every available series ``warmup + reps`` times in rotated alternation."""
+    start = time.perf_counter()
+    available = [s for s in workload.series if s.available]
+    samples: dict[str, list[float]] = {s.key: [] for s in workload.series}
+    error = None
+    try:
+        for rep in range(warmup + reps):
+            shift = rep % len(available) if available else 0
+            order = available[shift:] + available[:shift]
+            for series in order:
+                series.prepare()
+                if sync:
+                    os.sync()  # every run starts with nothing dirty in the page cache
+                value = series.measure()
+                series.verify()
+                if rep >= warmup:
+                    samples[series.key].append(value)
+            tag = "warm-up" if rep < warmup else f"rep {rep - warmup + 1}/{reps}"
+            log(f"  {workload.name}: {tag} done")
+    except VerificationError as exc:
+        error = f"output verification failed: {exc}"
+    finally:
+        workload.teardown()
+    results = {s.key: SeriesResult(s, samples[s.key], summarize(samples[s.key])) for s in workload.series}
+    if error is not None:
+        targets = [TargetResult(t, None, None, None, "failed", error) for t in workload.targets]
+    else:
+        targets = [evaluate(t, results) for t in workload.targets]
+    return WorkloadResult(workload, results, targets, time.perf_counter() - start, error)

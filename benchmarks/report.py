@@ -1,0 +1,376 @@
+"""Rendering results: the terminal/Markdown table, the JSON document, the PNG plot, machine facts."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from benchmarks import peers
+from benchmarks.context import REPO
+from benchmarks.core import SeriesResult, Summary, TargetResult, WorkloadResult
+
+# -- machine ----------------------------------------------------------------------------------------
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _memory_gib() -> float | None:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) / 1024 / 1024
+    except OSError:
+        pass
+    return None
+
+
+def _filesystem(path: Path) -> str:
+    """The mount (device, type) holding ``path``: fsync costs depend on it."""
+    try:
+        best = ("", "?", "?")
+        real = str(path.resolve())
+        for line in Path("/proc/mounts").read_text().splitlines():
+            device, mount, kind = line.split()[:3]
+            if (real == mount or real.startswith(mount.rstrip("/") + "/")) and len(mount) > len(best[0]):
+                best = (mount, kind, device)
+        return f"{best[1]} on {best[2]} (mounted at {best[0]})"
+    except OSError:
+        return "?"
+
+
+def _git_commit() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+        )
+        dirty = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(REPO),
+                "status",
+                "--porcelain",
+                "--untracked-files=no",
+                "--",
+                "vfs",
+                "backends",
+                "editors",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if out.returncode != 0:
+            return None
+        return out.stdout.strip() + (" (+ uncommitted changes in vfs/backends/editors)" if dirty.stdout.strip() else "")
+    except OSError:
+        return None
+
+
+def machine(workdir: Path) -> dict[str, Any]:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return {
+        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "memory_gib": round(_memory_gib() or 0, 1),
+        "os": f"{platform.system()} {platform.release()}",
+        "python": f"{platform.python_implementation()} {platform.python_version()}",
+        "filesystem": _filesystem(workdir),
+        "load_average_at_start": [round(x, 2) for x in load] if load else None,
+        "commit": _git_commit(),
+        "peers": {
+            name: (peer.version or "installed") if peer.available else f"missing: {peer.missing}"
+            for name, peer in peers.all_peers().items()
+        },
+    }
+
+
+# -- formatting -------------------------------------------------------------------------------------
+
+
+def fmt_value(value: float, unit: str) -> str:
+    if unit == "bytes":
+        return f"{value / 1e6:,.1f} MB"
+    if value >= 1:
+        return f"{value:.2f} s"
+    if value >= 0.01:
+        return f"{value * 1e3:.0f} ms"
+    return f"{value * 1e3:.2f} ms"
+
+
+def fmt_ratio(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    return f"{value:.2f}x"
+
+
+def _target_value(result: TargetResult) -> str:
+    t = result.target
+    if result.value is None:
+        return "-"
+    if t.kind == "absolute":
+        return fmt_value(result.value, "s")
+    return fmt_ratio(result.value)
+
+
+def _target_bound(result: TargetResult) -> str:
+    t = result.target
+    if math.isinf(t.bound):
+        return "(info)"
+    if t.kind == "absolute":
+        return f"< {fmt_value(t.bound, 's')}"
+    return f"<= {t.bound:g}x"
+
+
+def _target_spread(result: TargetResult) -> str:
+    if result.low is None or result.high is None:
+        return "-"
+    if result.target.kind == "absolute":
+        return f"{fmt_value(result.low, 's')} - {fmt_value(result.high, 's')}"
+    return f"{result.low:.2f} - {result.high:.2f}x"
+
+
+def _status(result: TargetResult) -> str:
+    if math.isinf(result.target.bound) and result.status in ("met", "missed"):
+        return "info"
+    return {"met": "met", "missed": "**MISSED**", "missing": "missing", "failed": "**FAILED**"}[result.status]
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return out
+
+
+def targets_table(results: list[WorkloadResult]) -> list[str]:
+    rows = []
+    for wr in results:
+        if wr.workload.missing:
+            rows.append([wr.workload.name, wr.workload.title, "-", "-", "-", "missing: " + wr.workload.missing])
+            continue
+        for tr in wr.targets:
+            status = _status(tr)
+            if tr.status in ("missing", "failed") and tr.reason:
+                status += f": {tr.reason}"
+            rows.append(
+                [wr.workload.name, tr.target.label, _target_value(tr), _target_bound(tr), _target_spread(tr), status]
+            )
+    return _md_table(["workload", "target", "measured", "bound", "range over runs", "status"], rows)
+
+
+def _spread(summary: Summary, unit: str) -> str:
+    return f"{fmt_value(summary.min, unit)} - {fmt_value(summary.max, unit)}"
+
+
+def series_table(wr: WorkloadResult) -> list[str]:
+    rows = []
+    for sr in wr.series.values():
+        s = sr.series
+        if not s.available:
+            rows.append([s.label, s.role, "missing", "-", "-", s.missing or ""])
+        elif sr.summary is None:
+            rows.append([s.label, s.role, "-", "-", "0", "no samples"])
+        else:
+            rows.append(
+                [
+                    s.label,
+                    s.role,
+                    fmt_value(sr.summary.median, s.unit),
+                    _spread(sr.summary, s.unit),
+                    str(sr.summary.n),
+                    f"IQR +-{sr.summary.rel_spread * 100:.0f} %",
+                ]
+            )
+    return _md_table(["series", "role", "median", "min - max", "runs", "spread"], rows)
+
+
+def markdown(results: list[WorkloadResult], meta: dict[str, Any], *, details: bool = True) -> str:
+    m = meta["machine"]
+    cfg = meta["config"]
+    lines = [
+        "Ratios are ours / peer (or / baseline) of the medians; below the bound is better. "
+        '"range over runs" is the min - max of the per-repetition ratios (runs alternate, so each '
+        "repetition pairs one run of each).",
+        "",
+        *targets_table(results),
+        "",
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}, {m['python']}; "
+        f"files on {m['filesystem']}. Load average at start: {m['load_average_at_start']}. "
+        f"Commit {m['commit']}, {m['date']}.",
+        "",
+        "Peers: " + "; ".join(f"{k}: {v}" for k, v in m["peers"].items()) + ".",
+        "",
+        f"Run: `{cfg['command']}` ({cfg['profile']} sizes, {cfg['reps']} repetitions after "
+        f"{cfg['warmup']} warm-up, alternating).",
+    ]
+    if details:
+        for wr in results:
+            if wr.workload.missing:
+                continue
+            lines += ["", f"### {wr.workload.title}", ""]
+            params = ", ".join(
+                f"{k}={v:,}" if isinstance(v, int) else f"{k}={v}" for k, v in wr.workload.params.items()
+            )
+            lines += [f"Parameters: {params}.", ""]
+            lines += series_table(wr)
+            notes = [tr.target for tr in wr.targets if tr.target.note] + []
+            for target in notes:
+                lines += ["", f"- {target.label}: {target.note}"]
+            for note in wr.workload.notes:
+                lines += ["", f"- {note}"]
+            if wr.error:
+                lines += ["", f"**{wr.error}**"]
+    return "\n".join(lines) + "\n"
+
+
+# -- JSON ---------------------------------------------------------------------------------------------
+
+
+def _series_json(sr: SeriesResult) -> dict[str, Any]:
+    s = sr.series
+    return {
+        "key": s.key,
+        "label": s.label,
+        "role": s.role,
+        "unit": s.unit,
+        "missing": s.missing,
+        "samples": sr.samples,
+        "summary": sr.summary.to_dict() if sr.summary else None,
+    }
+
+
+def _target_json(tr: TargetResult) -> dict[str, Any]:
+    t = tr.target
+    return {
+        "label": t.label,
+        "kind": t.kind,
+        "numerator": t.numerator,
+        "denominator": t.denominator,
+        "scale": t.scale,
+        "bound": None if math.isinf(t.bound) else t.bound,
+        "informative": math.isinf(t.bound),
+        "value": tr.value,
+        "range": [tr.low, tr.high],
+        "status": tr.status,
+        "reason": tr.reason,
+        "note": t.note,
+    }
+
+
+def to_json(results: list[WorkloadResult], meta: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **meta,
+        "workloads": [
+            {
+                "name": wr.workload.name,
+                "title": wr.workload.title,
+                "params": wr.workload.params,
+                "missing": wr.workload.missing,
+                "error": wr.error,
+                "seconds": round(wr.seconds, 2),
+                "series": [_series_json(sr) for sr in wr.series.values()],
+                "targets": [_target_json(tr) for tr in wr.targets],
+            }
+            for wr in results
+        ],
+    }
+
+
+def write_json(path: Path, document: dict[str, Any]) -> None:
+    path.write_text(json.dumps(document, indent=2, sort_keys=False) + "\n")
+
+
+# -- plot ---------------------------------------------------------------------------------------------
+
+
+def plot(results: list[WorkloadResult], path: Path, meta: dict[str, Any]) -> str | None:
+    """A PNG: one panel per workload (median and min-max of each series), one of the targets.
+
+    Returns why no plot was drawn (matplotlib missing), or None.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed (bash benchmarks/install_peers.sh python): no PNG written"
+
+    shown = [wr for wr in results if not wr.workload.missing]
+    panels = len(shown) + 1
+    fig, axes = plt.subplots(panels, 1, figsize=(10, 2.0 + 1.9 * panels), squeeze=False)
+    colours = {"ours": "#1f77b4", "peer": "#ff7f0e", "baseline": "#7f7f7f"}
+
+    # Targets panel first: the headline.
+    ax = axes[0][0]
+    rows = [(wr.workload.name, tr) for wr in shown for tr in wr.targets if not math.isinf(tr.target.bound)]
+    labels, values, bounds, cols = [], [], [], []
+    for name, tr in rows:
+        t = tr.target
+        labels.append(f"{name}: {t.label}")
+        if tr.value is None:
+            values.append(0.0)
+            cols.append("#cccccc")
+            bounds.append(1.0)
+            continue
+        # Normalise to the bound: 1.0 is the target line for every row.
+        values.append(tr.value / t.bound)
+        bounds.append(1.0)
+        cols.append("#2ca02c" if tr.status == "met" else "#d62728")
+    y = list(range(len(labels)))
+    ax.barh(y, values, color=cols)
+    ax.axvline(1.0, color="black", linestyle="--", linewidth=1)
+    for i, (_, tr) in enumerate(rows):
+        text = "missing" if tr.value is None else f"{_target_value(tr)} (bound {_target_bound(tr)})"
+        ax.text(max(values[i], 0) + 0.02, i, text, va="center", fontsize=7)
+    ax.set_yticks(y, labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("measured / bound (left of the dashed line = target met)", fontsize=8)
+    ax.set_title("Targets (issue 7)", fontsize=10)
+    ax.set_xlim(0, max([*values, 1.0]) * 1.35)
+
+    for ax, wr in zip((row[0] for row in axes[1:]), shown, strict=True):
+        srs = list(wr.series.values())
+        unit = srs[0].series.unit if srs else "s"
+        scale = 1e6 if unit == "bytes" else 1e3
+        labels = [sr.series.label for sr in srs]
+        med = [sr.summary.median / scale if sr.summary else 0 for sr in srs]
+        low = [(sr.summary.median - sr.summary.min) / scale if sr.summary else 0 for sr in srs]
+        high = [(sr.summary.max - sr.summary.median) / scale if sr.summary else 0 for sr in srs]
+        y = list(range(len(srs)))
+        ax.barh(y, med, xerr=[low, high], color=[colours[sr.series.role] for sr in srs], capsize=3)
+        for i, sr in enumerate(srs):
+            text = "missing" if not sr.series.available else fmt_value(sr.summary.median, unit) if sr.summary else "-"
+            ax.text(med[i] + high[i], i, " " + text, va="center", fontsize=7)
+        ax.set_yticks(y, labels, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel("MB (peak RSS)" if unit == "bytes" else "ms (median, whiskers min - max)", fontsize=8)
+        ax.set_title(wr.workload.title, fontsize=9)
+        ax.set_xlim(0, max([m + h for m, h in zip(med, high, strict=True)] + [1e-9]) * 1.3)
+    m = meta["machine"]
+    fig.suptitle(f"vfs benchmarks - {m['cpu']}, {m['cores']} cores, {m['python']} - {m['date']}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return None
+
+
+def print_terminal(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()

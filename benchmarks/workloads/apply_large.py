@@ -1,0 +1,122 @@
+"""apply_patch, many hunks on one large file, local disk.
+
+Series (same patch bytes, same file bytes, same result bytes for all):
+
+- ``ours.inproc``: ``editors.apply_patch.tool.apply_patch`` on an open local workspace (durable:
+  fsync of the file and its directory), the patch text already in memory;
+- ``ours.cli``: ``python -m editors.cli apply`` as a whole process, the patch on stdin;
+- ``codex``: Codex's ``apply_patch`` binary as a whole process, the patch on stdin (not durable);
+- ``ours.inproc.fresh``: as ``ours.inproc`` but on a file written just before (informative: its
+  stat tuple cannot vouch for it, so vfs hashes its content).
+
+Every series starts from the original file, restored and then left to settle past the local
+backend's racy window (untimed, the same for every tool), with the workspace history emptied.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks import inputs
+from benchmarks.context import (
+    Context,
+    check_files,
+    check_process,
+    reset_history,
+    restore,
+)
+from benchmarks.core import Series, Target, Workload, timed
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "full": {"lines": 200_000, "hunks": 1_000},
+    "quick": {"lines": 20_000, "hunks": 100},
+    "tiny": {"lines": 400, "hunks": 5},
+}
+
+FILE = "module.py"
+
+
+def build(ctx: Context) -> Workload:
+    p = ctx.params("apply_large", DEFAULTS)
+    root = ctx.workdir("apply_large")
+    case = inputs.update_patch({FILE: inputs.source(lines=p["lines"])}, p["hunks"])
+    target = root / FILE
+    originals = {target: case.files[FILE]}
+    expected = {target: case.expected[FILE]}
+    patch_bytes = case.patch.encode("utf-8")
+
+    import vfs
+    from editors.apply_patch.tool import apply_patch
+
+    workspace = vfs.open_workspace(str(root))
+
+    def settled() -> None:
+        restore(originals)
+        reset_history(root)
+        ctx.settle(target)
+
+    def fresh() -> None:
+        restore(originals)
+        reset_history(root)
+
+    last: dict[str, Any] = {}
+
+    def inproc() -> float:
+        return timed(lambda: apply_patch(workspace, case.patch))
+
+    def cli() -> float:
+        last["cli"] = result = ctx.run(ctx.vfs_cli("apply"), stdin=patch_bytes, cwd=root)
+        return result.seconds
+
+    def codex() -> float:
+        assert ctx.codex.path is not None
+        last["codex"] = result = ctx.run([ctx.codex.path], stdin=patch_bytes, cwd=root)
+        return result.seconds
+
+    def verify(who: str, process: str | None = None) -> Any:
+        def check() -> None:
+            if process is not None:
+                check_process(last[process], who)
+            check_files(expected, who)
+
+        return check
+
+    series = [
+        Series("ours.inproc", "vfs apply_patch, in-process (durable)", "ours", inproc, settled, verify("ours.inproc")),
+        Series("ours.cli", "vfs apply, whole process (durable)", "ours", cli, settled, verify("ours.cli", "cli")),
+        Series(
+            "codex",
+            "Codex apply_patch, whole process",
+            "peer",
+            codex,
+            settled,
+            verify("codex", "codex"),
+            missing=ctx.codex.missing,
+        ),
+        Series(
+            "ours.inproc.fresh",
+            "vfs apply_patch, in-process, file written just before",
+            "ours",
+            inproc,
+            fresh,
+            verify("ours.inproc.fresh"),
+        ),
+    ]
+    targets = [
+        Target("in-process apply <= 0.5x Codex whole process", "ours.inproc", 0.5, denominator="codex"),
+        Target("`vfs apply` whole process <= 1.5x Codex", "ours.cli", 1.5, denominator="codex"),
+    ]
+    params = {
+        **p,
+        "file_bytes": len(case.files[FILE]),
+        "patch_bytes": len(patch_bytes),
+        "file": "LF, Python-like, local disk",
+    }
+    return Workload(
+        "apply_large",
+        f"apply_patch: {p['hunks']:,} hunks on a {p['lines']:,}-line file ({len(case.files[FILE]) / 1e6:.1f} MB)",
+        params,
+        series,
+        targets,
+        teardown=workspace.close,
+    )

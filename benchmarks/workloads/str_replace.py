@@ -1,0 +1,102 @@
+"""str_replace on a large file, in-process: ours (durable, one vfs transaction) vs the OpenHands editor.
+
+- ``ours``: ``StrReplaceEditor(workspace, session=False).run({...})``: read, unique-match, replace,
+  write with a version check, temp file + fsync + rename + directory fsync;
+- ``openhands``: ``OHEditor()(command="str_replace", ...)`` from ``openhands-aci`` (plain
+  ``open(path, "w")``, not durable; it also keeps its own undo history on disk and reads a
+  snippet back, which is part of what it does per call);
+- ``ours.fresh``: ours on a file written just before (informative; content hashed into the version).
+
+Both editors are created once and reused, like a tool server serving an agent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks import inputs
+from benchmarks.context import Context, check_files, reset_history, restore
+from benchmarks.core import Series, Target, VerificationError, Workload, timed
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "full": {"bytes": 10_000_000},
+    "quick": {"bytes": 1_000_000},
+    "tiny": {"bytes": 20_000},
+}
+
+FILE = "big_module.py"
+
+
+def build(ctx: Context) -> Workload:
+    p = ctx.params("str_replace", DEFAULTS)
+    root = ctx.workdir("str_replace")
+    case = inputs.str_replace_case(p["bytes"])
+    target = root / FILE
+    originals = {target: case.data}
+    expected = {target: case.expected}
+
+    import vfs
+    from editors.str_replace_editor.tool import StrReplaceEditor
+
+    workspace = vfs.open_workspace(str(root))
+    ours_editor = StrReplaceEditor(workspace, session=False)
+    ours_args = {"command": "str_replace", "path": str(target), "old_str": case.old_str, "new_str": case.new_str}
+
+    peer = ctx.openhands
+    oh_editor: Any = None
+    if peer.available:
+        from benchmarks.peers import load_openhands_editor
+
+        oh_editor = load_openhands_editor(peer.path if peer.path != "site-packages" else None)(max_file_size_mb=64)
+    last: dict[str, Any] = {}
+
+    def settled() -> None:
+        restore(originals)
+        reset_history(root)
+        ctx.settle(target)
+
+    def fresh() -> None:
+        restore(originals)
+        reset_history(root)
+
+    def ours() -> float:
+        def call() -> None:
+            last["ours"] = ours_editor.run(ours_args)
+
+        return timed(call)
+
+    def openhands() -> float:
+        def call() -> None:
+            last["openhands"] = oh_editor(
+                command="str_replace", path=str(target), old_str=case.old_str, new_str=case.new_str
+            )
+
+        return timed(call)
+
+    def verify_ours() -> None:
+        result = last["ours"]
+        if result.is_error:
+            raise VerificationError(f"ours: {result.text}")
+        check_files(expected, "ours")
+
+    def verify_openhands() -> None:
+        result = last["openhands"]
+        if getattr(result, "error", None):
+            raise VerificationError(f"openhands: {result.error}")
+        check_files(expected, "openhands")
+
+    series = [
+        Series("ours", "vfs str_replace_editor, in-process (durable)", "ours", ours, settled, verify_ours),
+        Series("openhands", "OpenHands OHEditor, in-process (not durable)", "peer", openhands, settled,
+               verify_openhands, missing=peer.missing),
+        Series("ours.fresh", "vfs str_replace_editor, file written just before", "ours", ours, fresh, verify_ours),
+    ]  # fmt: skip
+    targets = [Target("str_replace, in-process durable <= 0.5x OpenHands", "ours", 0.5, denominator="openhands")]
+    return Workload(
+        "str_replace",
+        f"str_replace_editor: str_replace on a {len(case.data) / 1e6:.1f} MB file, in-process",
+        {**p, "file_bytes": len(case.data)},
+        series,
+        targets,
+        teardown=workspace.close,
+    )
