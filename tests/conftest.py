@@ -11,7 +11,11 @@ import pytest
 from tests.support.backends import FACTORIES, WorkspaceFactory
 
 
-@pytest.fixture(params=sorted(FACTORIES))
+def _flavour_param(name: str) -> object:
+    return pytest.param(name, marks=pytest.mark.s3) if name == "s3" else name
+
+
+@pytest.fixture(params=[_flavour_param(name) for name in sorted(FACTORIES)])
 def make_workspace(request: pytest.FixtureRequest) -> WorkspaceFactory:
     return FACTORIES[request.param](request)
 

@@ -96,14 +96,74 @@ class MemoryFactory(WorkspaceFactory):
         return MemoryBackend(backend.store, label=backend.label)
 
 
+class S3Factory(WorkspaceFactory):
+    """A fresh bucket per workspace on the in-process moto server (real HTTP on 127.0.0.1)."""
+
+    id = "s3"
+
+    def new_backend(self) -> Backend:
+        from tests.support.s3_servers import fresh_s3_backend
+
+        return fresh_s3_backend(f"t{next(_counter)}")
+
+    def same_backend(self, backend: Backend) -> Backend:
+        from backends.s3 import S3Backend
+
+        assert isinstance(backend, S3Backend)
+        return S3Backend(backend.fs, backend.bucket, backend.prefix)
+
+
+class FsspecMemoryFactory(WorkspaceFactory):
+    """The catch-all backend over fsspec's own memory filesystem."""
+
+    id = "fsspec-memory"
+
+    def new_backend(self) -> Backend:
+        import fsspec
+
+        from backends.fsspec_any import FsspecBackend
+
+        root = f"/vfs-conformance-{os.getpid()}-{next(_counter)}"
+        self.request.addfinalizer(lambda: fsspec.filesystem("memory").rm(root, recursive=True))
+        fsspec.filesystem("memory").mkdir(root)
+        return FsspecBackend(fsspec.filesystem("memory"), root)
+
+    def same_backend(self, backend: Backend) -> Backend:
+        from backends.fsspec_any import FsspecBackend
+
+        assert isinstance(backend, FsspecBackend)
+        return FsspecBackend(backend.fs, backend.root)
+
+
+class FsspecLocalFactory(FsspecMemoryFactory):
+    """The catch-all backend over fsspec's LocalFileSystem (real disk)."""
+
+    id = "fsspec-local"
+
+    def new_backend(self) -> Backend:
+        import fsspec
+
+        from backends.fsspec_any import FsspecBackend
+
+        tmp = self.request.getfixturevalue("tmp_path")
+        root = tmp / f"fs{next(_counter)}"
+        root.mkdir()
+        return FsspecBackend(fsspec.filesystem("file"), str(root))
+
+
 FACTORIES: dict[str, type[WorkspaceFactory]] = {
+    "fsspec-local": FsspecLocalFactory,
+    "fsspec-memory": FsspecMemoryFactory,
     "local": LocalFactory,
     "local-pyfakefs": PyfakefsFactory,
     "memory": MemoryFactory,
+    "s3": S3Factory,
 }
 
 # registry name -> flavour ids that run the shared suites on it
 WIRING: dict[str, list[str]] = {
+    "fsspec": ["fsspec-local", "fsspec-memory"],
     "local": ["local", "local-pyfakefs"],
     "memory": ["memory"],
+    "s3": ["s3"],
 }
