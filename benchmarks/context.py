@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import peers
-from benchmarks.core import VerificationError
+from benchmarks.core import Measured, VerificationError
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -29,6 +29,14 @@ class ProcessResult:
     stdout: bytes
     stderr: bytes
     max_rss: int  # bytes (ru_maxrss of the child alone)
+    cpu: float = 0.0  # user + system seconds of the child
+
+    def time(self) -> Measured:
+        """Wall seconds, with the CPU seconds on the side (steadier on a loaded machine)."""
+        return Measured(self.seconds, {"cpu_s": self.cpu})
+
+    def memory(self) -> Measured:
+        return Measured(float(self.max_rss), {"wall_s": self.seconds, "cpu_s": self.cpu})
 
 
 @dataclass
@@ -110,11 +118,12 @@ class Context:
                 raise VerificationError(
                     f"launcher failed for {argv[0]}: {err.read().decode('utf-8', 'replace')[-500:]}"
                 )
-            seconds, returncode, max_rss = json.loads(text)
-            return ProcessResult(seconds, returncode, out.read(), err.read(), max_rss)
+            seconds, returncode, max_rss, cpu = json.loads(text)
+            return ProcessResult(seconds, returncode, out.read(), err.read(), max_rss, cpu)
 
 
-#: argv: REPORT CMD...; runs CMD with this process's stdio, writes [seconds, exit code, maxrss bytes].
+#: argv: REPORT CMD...; runs CMD with this process's stdio, writes [seconds, exit code, maxrss bytes,
+#: user + system CPU seconds].
 _LAUNCHER = """
 import json, os, sys, time
 report, argv = sys.argv[1], sys.argv[2:]
@@ -123,7 +132,8 @@ pid = os.posix_spawnp(argv[0], argv, os.environ)
 _, status, usage = os.wait4(pid, 0)
 seconds = time.perf_counter() - start
 with open(report, "w") as handle:
-    json.dump([seconds, os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024], handle)
+    json.dump([seconds, os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024,
+               usage.ru_utime + usage.ru_stime], handle)
 """
 
 

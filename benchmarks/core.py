@@ -5,7 +5,8 @@ same input bytes, and the *targets* (issue 7) that compare them. The runner, for
 runs every available series once, in an order rotated from one repetition to the next:
 
     prepare()   untimed: restore the input files (and wait, flush, ...)
-    measure()   the measured value: seconds (timed by the series itself) or bytes (peak RSS)
+    measure()   the measured value: seconds (timed by the series itself) or bytes (peak RSS),
+                or a ``Measured`` carrying side values too (a process's CPU seconds)
     verify()    untimed: the output must equal the reference bytes, else the run fails loudly
 
 The first ``warmup`` repetitions are run and verified but not recorded. A series whose tool is not
@@ -33,12 +34,20 @@ class VerificationError(AssertionError):
     """A tool produced output different from the reference: the numbers would be meaningless."""
 
 
+@dataclass(frozen=True)
+class Measured:
+    """A measured value with side measurements (``{"cpu_s": 0.21}``), kept per recorded run."""
+
+    value: float
+    extra: dict[str, float]
+
+
 @dataclass
 class Series:
     key: str  # stable id within the workload, e.g. "ours.inproc"
     label: str  # what the table shows, e.g. "vfs apply_patch (in-process)"
     role: Role
-    measure: Callable[[], float]
+    measure: Callable[[], float | Measured]
     prepare: Callable[[], None] = _noop
     verify: Callable[[], None] = _noop
     unit: Literal["s", "bytes"] = "s"
@@ -137,6 +146,7 @@ class SeriesResult:
     series: Series
     samples: list[float]
     summary: Summary | None
+    extras: dict[str, list[float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -205,6 +215,7 @@ def run_workload(
     start = time.perf_counter()
     available = [s for s in workload.series if s.available]
     samples: dict[str, list[float]] = {s.key: [] for s in workload.series}
+    extras: dict[str, dict[str, list[float]]] = {s.key: {} for s in workload.series}
     error = None
     try:
         for rep in range(warmup + reps):
@@ -214,17 +225,24 @@ def run_workload(
                 series.prepare()
                 if sync:
                     os.sync()  # every run starts with nothing dirty in the page cache
-                value = series.measure()
+                measured = series.measure()
                 series.verify()
                 if rep >= warmup:
-                    samples[series.key].append(value)
+                    if isinstance(measured, Measured):
+                        samples[series.key].append(measured.value)
+                        for name, extra in measured.extra.items():
+                            extras[series.key].setdefault(name, []).append(extra)
+                    else:
+                        samples[series.key].append(measured)
             tag = "warm-up" if rep < warmup else f"rep {rep - warmup + 1}/{reps}"
             log(f"  {workload.name}: {tag} done")
     except VerificationError as exc:
         error = f"output verification failed: {exc}"
     finally:
         workload.teardown()
-    results = {s.key: SeriesResult(s, samples[s.key], summarize(samples[s.key])) for s in workload.series}
+    results = {
+        s.key: SeriesResult(s, samples[s.key], summarize(samples[s.key]), extras[s.key]) for s in workload.series
+    }
     if error is not None:
         targets = [TargetResult(t, None, None, None, "failed", error) for t in workload.targets]
     else:

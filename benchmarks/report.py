@@ -9,12 +9,13 @@ import os
 import platform
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
 from benchmarks import peers
 from benchmarks.context import REPO
-from benchmarks.core import SeriesResult, Summary, TargetResult, WorkloadResult
+from benchmarks.core import SeriesResult, Summary, TargetResult, WorkloadResult, summarize
 
 # -- machine ----------------------------------------------------------------------------------------
 
@@ -178,6 +179,22 @@ def _spread(summary: Summary, unit: str) -> str:
     return f"{fmt_value(summary.min, unit)} - {fmt_value(summary.max, unit)}"
 
 
+def _extra(sr: SeriesResult) -> str:
+    """Side measurements, medians: CPU seconds of a process (steadier than wall time under load)."""
+    parts = []
+    for name, values in sorted(sr.extras.items()):
+        summary = summarize(values)
+        if summary is None:
+            continue
+        if name == "cpu_s":
+            parts.append(f"CPU {fmt_value(summary.median, 's')}")
+        elif name == "wall_s":
+            parts.append(f"wall {fmt_value(summary.median, 's')}")
+        else:
+            parts.append(f"{name} {summary.median:g}")
+    return ", ".join(parts)
+
+
 def series_table(wr: WorkloadResult) -> list[str]:
     rows = []
     for sr in wr.series.values():
@@ -187,6 +204,8 @@ def series_table(wr: WorkloadResult) -> list[str]:
         elif sr.summary is None:
             rows.append([s.label, s.role, "-", "-", "0", "no samples"])
         else:
+            spread = f"IQR +-{sr.summary.rel_spread * 100:.0f} %"
+            extra = _extra(sr)
             rows.append(
                 [
                     s.label,
@@ -194,10 +213,10 @@ def series_table(wr: WorkloadResult) -> list[str]:
                     fmt_value(sr.summary.median, s.unit),
                     _spread(sr.summary, s.unit),
                     str(sr.summary.n),
-                    f"IQR +-{sr.summary.rel_spread * 100:.0f} %",
+                    f"{spread}; {extra}" if extra else spread,
                 ]
             )
-    return _md_table(["series", "role", "median", "min - max", "runs", "spread"], rows)
+    return _md_table(["series", "role", "median", "min - max", "runs", "spread; side measurements"], rows)
 
 
 def markdown(results: list[WorkloadResult], meta: dict[str, Any], *, details: bool = True) -> str:
@@ -252,6 +271,7 @@ def _series_json(sr: SeriesResult) -> dict[str, Any]:
         "missing": s.missing,
         "samples": sr.samples,
         "summary": sr.summary.to_dict() if sr.summary else None,
+        "extras": sr.extras,
     }
 
 
@@ -323,7 +343,7 @@ def plot(results: list[WorkloadResult], path: Path, meta: dict[str, Any]) -> str
     labels, values, bounds, cols = [], [], [], []
     for name, tr in rows:
         t = tr.target
-        labels.append(f"{name}: {t.label}")
+        labels.append(textwrap.fill(f"{name}: {t.label}", 48))
         if tr.value is None:
             values.append(0.0)
             cols.append("#cccccc")
@@ -348,11 +368,11 @@ def plot(results: list[WorkloadResult], path: Path, meta: dict[str, Any]) -> str
     for ax, wr in zip((row[0] for row in axes[1:]), shown, strict=True):
         srs = list(wr.series.values())
         unit = srs[0].series.unit if srs else "s"
-        scale = 1e6 if unit == "bytes" else 1e3
-        labels = [sr.series.label for sr in srs]
-        med = [sr.summary.median / scale if sr.summary else 0 for sr in srs]
-        low = [(sr.summary.median - sr.summary.min) / scale if sr.summary else 0 for sr in srs]
-        high = [(sr.summary.max - sr.summary.median) / scale if sr.summary else 0 for sr in srs]
+        scale = 1e-6 if unit == "bytes" else 1e3  # MB, ms
+        labels = [textwrap.fill(sr.series.label, 40) for sr in srs]
+        med = [sr.summary.median * scale if sr.summary else 0 for sr in srs]
+        low = [(sr.summary.median - sr.summary.min) * scale if sr.summary else 0 for sr in srs]
+        high = [(sr.summary.max - sr.summary.median) * scale if sr.summary else 0 for sr in srs]
         y = list(range(len(srs)))
         ax.barh(y, med, xerr=[low, high], color=[colours[sr.series.role] for sr in srs], capsize=3)
         for i, sr in enumerate(srs):

@@ -25,7 +25,7 @@ from benchmarks.context import (
     reset_history,
     restore,
 )
-from benchmarks.core import Series, Target, Workload, timed
+from benchmarks.core import Measured, Series, Target, Workload, timed
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "full": {"lines": 200_000, "hunks": 1_000},
@@ -64,14 +64,14 @@ def build(ctx: Context) -> Workload:
     def inproc() -> float:
         return timed(lambda: apply_patch(workspace, case.patch))
 
-    def cli() -> float:
+    def cli() -> Measured:
         last["cli"] = result = ctx.run(ctx.vfs_cli("apply"), stdin=patch_bytes, cwd=root)
-        return result.seconds
+        return result.time()
 
-    def codex() -> float:
+    def codex() -> Measured:
         assert ctx.codex.path is not None
         last["codex"] = result = ctx.run([ctx.codex.path], stdin=patch_bytes, cwd=root)
-        return result.seconds
+        return result.time()
 
     def verify(who: str, process: str | None = None) -> Any:
         def check() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from benchmarks import inputs
 from benchmarks.context import Context, check_files, check_process, reset_history, restore
-from benchmarks.core import Series, Target, Workload
+from benchmarks.core import Measured, Series, Target, Workload
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "full": {"files": 3, "lines": 300, "hunks": 2},
@@ -36,9 +36,9 @@ def build(ctx: Context) -> Workload:
         reset_history(root)
 
     def run(name: str, argv: list[str]) -> Any:
-        def measure() -> float:
+        def measure() -> Measured:
             last[name] = result = ctx.run(argv, stdin=patch_bytes, cwd=root)
-            return result.seconds
+            return result.time()
 
         return measure
 
@@ -49,9 +49,9 @@ def build(ctx: Context) -> Workload:
 
         return check
 
-    def floor() -> float:
+    def floor() -> Measured:
         last["floor"] = result = ctx.run([ctx.python, "-c", "pass"], cwd=root)
-        return result.seconds
+        return result.time()
 
     series = [
         Series("ours.cli", "vfs apply, whole process (durable)", "ours", run("ours.cli", ctx.vfs_cli("apply")), settled,

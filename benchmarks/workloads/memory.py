@@ -21,7 +21,7 @@ from benchmarks.context import (
     reset_history,
     restore,
 )
-from benchmarks.core import Series, Target, Workload
+from benchmarks.core import Measured, Series, Target, Workload
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "full": {"bytes": 100_000_000, "hunks": 10},
@@ -51,9 +51,9 @@ def build(ctx: Context) -> Workload:
         ctx.settle(target)
 
     def rss(name: str, argv: list[str], stdin: bytes | None) -> Any:
-        def measure() -> float:
+        def measure() -> Measured:
             last[name] = result = ctx.run(argv, stdin=stdin, cwd=root)
-            return float(result.max_rss)
+            return result.memory()
 
         return measure
 
