@@ -18,6 +18,8 @@ content. Nothing a client sends crashes the server. Calls run in a worker thread
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
 import sys
 import threading
@@ -115,6 +117,21 @@ def _client_key(ctx: Any) -> tuple[bool, str | None]:
     return True, session_id or None
 
 
+# Held while a tool call runs: a signal that stops the server waits for the call to finish.
+_CALLING = threading.Lock()
+
+
+def _run_call(toolset: Toolset, name: str, arguments: Any) -> ToolCallResult:
+    with _CALLING:
+        return toolset.call(name, arguments)
+
+
+def _exit_when_idle(signum: int, frame: Any) -> None:
+    """Stop a stdio server now (its stdin reader thread cannot be interrupted), never mid-call."""
+    with _CALLING:
+        os._exit(0)
+
+
 def to_call_result(result: ToolCallResult) -> types.CallToolResult:
     content = [types.TextContent(type="text", text=result.text)]
     if not result.is_error:
@@ -149,7 +166,7 @@ def build_server(
             toolset = registry.get(key)
             arguments = params.arguments if params.arguments is not None else {}
             async with serial:
-                result = await anyio.to_thread.run_sync(toolset.call, params.name, arguments)
+                result = await anyio.to_thread.run_sync(_run_call, toolset, params.name, arguments)
             if is_http and key is None and result.code == vfs.NotObserved.code:
                 result = ToolCallResult(result.text + NO_SESSION_HINT, True, result.code)
         except Exception as exc:  # noqa: BLE001 - a call must never take the server down
@@ -178,10 +195,13 @@ def build_server(
 
 
 def serve_stdio(workspace: vfs.Workspace, *, config: Any = None) -> None:
-    """Serve one client over stdin/stdout until it closes stdin."""
+    """Serve one client over stdin/stdout until it closes stdin (or SIGINT / SIGTERM: exit 0)."""
     from mcp.server.stdio import stdio_server
 
     server = build_server(workspace, config=config)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _exit_when_idle)
+        signal.signal(signal.SIGTERM, _exit_when_idle)
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
@@ -228,24 +248,17 @@ def serve_http(
 
     host, port = sock.getsockname()[:2]
     app = http_app(workspace, host=host, config=config)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False))
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}{HTTP_PATH}"
 
-    async def main() -> None:
-        # uvicorn's startup runs the app's lifespan (the MCP session manager) before serving
-        async def tell_when_started() -> None:
-            while not server.started:
-                await anyio.sleep(0.01)
-            if announce is not None:
+    class _Server(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets=sockets)  # runs the app's lifespan: the MCP session manager
+            if self.started and announce is not None:
                 announce(url)
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(tell_when_started)
-            await server.serve(sockets=[sock])
-            tg.cancel_scope.cancel()
-
-    anyio.run(main)
+    server = _Server(uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False))
+    anyio.run(server.serve, [sock])
 
 
 def announce_stderr(url: str) -> None:

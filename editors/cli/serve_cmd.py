@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from typing import Any, NoReturn
 
@@ -116,6 +117,15 @@ def _check_local_root(root: str | None) -> None:
         raise vfs.NotFound(f"workspace root {root} is not an existing directory", path=root)
 
 
+def _stop_on_sigterm() -> None:
+    """SIGTERM stops the server like Ctrl-C does: a graceful shutdown, exit status 0."""
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+
+
 def run(args: argparse.Namespace) -> int:
     from editors.cli.common import parse_storage_options
     from editors.str_replace_editor.config import ConfigError, make_config
@@ -134,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_FAILURE
     sock = None
     if args.transport == "http":
+        _stop_on_sigterm()
         try:
             sock = mcp_server.bind(args.host, args.port)
         except OSError as exc:
