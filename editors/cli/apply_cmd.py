@@ -40,7 +40,8 @@ def _write(stream: object, text: str) -> None:
 
 
 def _error(text: str) -> None:
-    _write(sys.stderr, text if text.endswith("\n") else text + "\n")
+    """One message and a line break, like Rust's ``eprintln!`` (even if the text ends with one)."""
+    _write(sys.stderr, text + "\n")
 
 
 def _read_patch(args: argparse.Namespace) -> tuple[str | None, int]:
