@@ -214,6 +214,29 @@ def _shared_session() -> Any:
         return _SESSION
 
 
+#: Bodies below this size are sent without ``Expect: 100-continue``.
+SMALL_BODY = 1 * MiB
+
+
+def _drop_expect_for_small_bodies(request: Any = None, **_: Any) -> None:
+    """botocore asks every PUT body for ``Expect: 100-continue``; for a small body that only
+    costs a round trip (the client waits for the interim 100 before sending it)."""
+    if request is None or "Expect" not in request.headers:
+        return
+    from botocore.utils import determine_content_length
+
+    size = determine_content_length(request.body)
+    if size is not None and size < SMALL_BODY:
+        del request.headers["Expect"]
+
+
+def _tune_client(client: Any) -> None:
+    events = getattr(getattr(client, "meta", None), "events", None)
+    if events is not None and not getattr(client, "_vfs_tuned", False):
+        events.register_last("before-sign.s3.PutObject", _drop_expect_for_small_bodies, unique_id="vfs-no-expect")
+        client._vfs_tuned = True
+
+
 # -- the backend ------------------------------------------------------------------------------
 
 
@@ -329,6 +352,7 @@ class S3Backend:
         """One S3 request; raises the *raw* botocore error (callers inspect it)."""
         await self.fs.set_session()
         client = await self.fs.get_s3(self.bucket)
+        _tune_client(client)
         method = getattr(client, op)
         if hasattr(self.fs, "_get_s3_method_kwargs"):  # honours s3_additional_kwargs / requester pays
             kwargs = self.fs._get_s3_method_kwargs(method, Bucket=self.bucket, **kwargs)
@@ -397,6 +421,8 @@ class S3Backend:
         return FileInfo(key, "directory") if is_dir else None
 
     async def _read(self, key: str) -> tuple[bytes, FileInfo]:
+        if key == "":
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
         try:
             out = await self._call("get_object", key, Key=self._obj(key))
         except Exception as exc:
@@ -575,9 +601,14 @@ class S3Backend:
         try:
             await self._call("put_object", key, Key=self._dir_prefix(key), Body=b"", IfNoneMatch="*")
         except Exception as exc:
-            if _is_precondition(_client_error_parts(exc)):
+            if not _is_precondition(_client_error_parts(exc)):
+                raise _translate(exc, key) from exc
+            if await self._stat(key) is not None:
                 raise FileExistsError(errno.EEXIST, "File exists", key) from None
-            raise _translate(exc, key) from exc
+            # SeaweedFS keeps an emptied implicit directory in its filer: invisible to listings,
+            # but it fails If-None-Match on "<dir>/". Nothing is visible there, and a marker is
+            # empty, so an unconditional marker write loses nothing.
+            await self._calls("put_object", key, Key=self._dir_prefix(key), Body=b"")
 
     async def _rmdir(self, key: str) -> None:
         if key == "":

@@ -79,7 +79,11 @@ def _maker(ep: S3Endpoint, request: pytest.FixtureRequest) -> BackendMaker:
         made.append(backend)
         return backend
 
-    request.addfinalizer(lambda: [b.close() for b in made])
+    def close_all() -> None:
+        for backend in made:
+            backend.close()
+
+    request.addfinalizer(close_all)
     return make
 
 

@@ -333,3 +333,18 @@ def test_bad_credentials_are_permission_errors(seaweed_ep: S3Endpoint) -> None:
             be.write("f", b"x")
     finally:
         be.close()
+
+
+def test_mkdir_where_an_implicit_directory_was_emptied(make_backend: BackendMaker) -> None:
+    # SeaweedFS keeps "d" in its filer after its last object is deleted: invisible to listings,
+    # yet If-None-Match on the "d/" marker fails. mkdir must still work there.
+    be = make_backend()
+    be.write("d/only", b"x")
+    be.delete("d/only")
+    assert be.stat("d") is None
+    be.mkdir("d")
+    assert be.stat("d").kind == "directory"  # type: ignore[union-attr]
+    be.mkdir("d/sub")
+    assert [(i.key, i.kind) for i in be.list("d")] == [("d/sub", "directory")]
+    with pytest.raises(FileExistsError):
+        be.mkdir("d")

@@ -246,7 +246,7 @@ def _probe(endpoint_url: str, bucket: str) -> bool:
     )
     try:
         client.put_object(Bucket=bucket, Key=".vfs-probe", Body=b"ok")
-        ok = client.get_object(Bucket=bucket, Key=".vfs-probe")["Body"].read() == b"ok"
+        ok: bool = client.get_object(Bucket=bucket, Key=".vfs-probe")["Body"].read() == b"ok"
         client.delete_object(Bucket=bucket, Key=".vfs-probe")
         return ok
     except Exception:  # noqa: BLE001 - any failure just means "not ready yet"
