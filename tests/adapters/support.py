@@ -30,13 +30,15 @@ def cli_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_cli(*args: str, input: bytes | None = None, timeout: float = 120.0) -> subprocess.CompletedProcess[bytes]:
-    """``python -m editors.cli ARGS`` in a subprocess (stdin closed unless ``input`` is given)."""
+def run_cli(
+    *args: str, input: bytes | None = None, timeout: float = 120.0, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """``python -m editors.cli ARGS`` in a subprocess (empty stdin unless ``input`` is given)."""
     return subprocess.run(
         [sys.executable, "-m", "editors.cli", *args],
         input=input if input is not None else b"",
         capture_output=True,
-        env=cli_env(),
+        env=cli_env(**(env or {})),
         cwd=REPO,
         timeout=timeout,
         check=False,
@@ -92,7 +94,9 @@ def start_http_server(root: Path | str, log_dir: Path, *extra: str, port: int | 
         match = re.search(r"MCP over HTTP at (\S+)", server.stderr())
         if match:
             server.url = match.group(1)
-            with socket.create_connection(("127.0.0.1", port), timeout=5):
+            announced = int(server.url.rsplit(":", 1)[1].split("/")[0])
+            assert port in (0, announced), server.url
+            with socket.create_connection(("127.0.0.1", announced), timeout=5):
                 pass  # accepts connections
             return server
         if process.poll() is not None:
