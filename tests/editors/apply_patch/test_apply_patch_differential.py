@@ -63,10 +63,16 @@ def _populate(root: Path, files: Files) -> None:
             target.write_bytes(data)
 
 
-class _Bytes(io.StringIO):
+class _Bytes(io.TextIOWrapper):
+    """A text stream whose ``buffer`` keeps the bytes written (the CLI writes UTF-8 bytes there)."""
+
     def __init__(self) -> None:
-        super().__init__()
-        self.buffer = io.BytesIO()
+        self.raw_bytes = io.BytesIO()
+        super().__init__(self.raw_bytes, encoding="utf-8")
+
+    def getvalue(self) -> bytes:
+        self.flush()
+        return self.raw_bytes.getvalue()
 
 
 Outcome = tuple[int, bytes, bytes, Files]
@@ -84,7 +90,7 @@ def _run_ours(root: Path, files: Files, patch: str) -> Outcome:
     out, err = _Bytes(), _Bytes()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = cli_main(["apply", "--root", str(root), patch])
-    return code, out.buffer.getvalue(), err.buffer.getvalue(), _tree(root)
+    return code, out.getvalue(), err.getvalue(), _tree(root)
 
 
 @pytest.fixture(scope="module")
