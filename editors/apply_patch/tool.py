@@ -10,7 +10,7 @@ import difflib
 import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import vfs
@@ -19,6 +19,7 @@ from editors.apply_patch.errors import ApplyPatchError, PatchInvalidInput, Patch
 from editors.apply_patch.matcher import SourceText
 from editors.apply_patch.parser import parse_patch
 
+_HERE = Path(__file__).resolve().parent  # grammar.lark and description.md ship beside this module
 TOOL_NAME = "apply_patch"
 TRANSACTION_LABEL = "apply_patch"
 INPUT_DESCRIPTION = "The entire contents of the apply_patch command"
@@ -140,13 +141,13 @@ def grammar() -> str:
     ``lark`` package accept it: Python lark refuses terminals that can match the empty string
     (``/(.*)/``), so each line's prefix and its text form one terminal (``ADD_LINE: /\\+.*/``).
     """
-    return resources.files("editors.apply_patch").joinpath("grammar.lark").read_text(encoding="utf-8")
+    return _HERE.joinpath("grammar.lark").read_text(encoding="utf-8")
 
 
 @cache
 def description() -> str:
     """The model-facing description of the tool."""
-    return resources.files("editors.apply_patch").joinpath("description.md").read_text(encoding="utf-8").strip()
+    return _HERE.joinpath("description.md").read_text(encoding="utf-8").strip()
 
 
 def _input_schema() -> dict[str, Any]:
