@@ -92,19 +92,18 @@ class Sessions:
             return self._factory()
         now = self._clock()
         with self._lock:
-            self._expire(now)
+            stale = [k for k, (_, used) in self._toolsets.items() if now - used > self._idle_timeout]
+            for k in stale:
+                del self._toolsets[k]
             entry = self._toolsets.get(key)
-            toolset = entry[0] if entry is not None else self._factory()
+            if entry is None:
+                while len(self._toolsets) >= self._max_sessions:  # the least recently used goes first
+                    del self._toolsets[min(self._toolsets, key=lambda k: self._toolsets[k][1])]
+                toolset = self._factory()
+            else:
+                toolset = entry[0]
             self._toolsets[key] = (toolset, now)
             return toolset
-
-    def _expire(self, now: float) -> None:
-        stale = [key for key, (_, used) in self._toolsets.items() if now - used > self._idle_timeout]
-        for key in stale:
-            del self._toolsets[key]
-        while len(self._toolsets) >= self._max_sessions:  # the least recently used goes first
-            oldest = min(self._toolsets, key=lambda k: self._toolsets[k][1])
-            del self._toolsets[oldest]
 
 
 def _client_key(ctx: Any) -> tuple[bool, str | None]:
@@ -133,7 +132,7 @@ def _exit_when_idle(signum: int, frame: Any) -> None:
 
 
 def to_call_result(result: ToolCallResult) -> types.CallToolResult:
-    content = [types.TextContent(type="text", text=result.text)]
+    content: list[types.ContentBlock] = [types.TextContent(type="text", text=result.text)]
     if not result.is_error:
         return types.CallToolResult(content=content, is_error=False)
     return types.CallToolResult(content=content, structured_content=result.to_dict(), is_error=True)

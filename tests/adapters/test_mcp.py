@@ -17,6 +17,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 
+import vfs
 from editors.tools import TOOL_NAMES, definition
 from tests.adapters.support import REPO, HttpServer, cli_env, error_code, ok_text, text_of
 
@@ -246,6 +247,33 @@ def test_stdio_memory_workspace() -> None:
             assert "- done" in ok_text(await editor(client, command="view", path=path))
 
     run(scenario)
+
+
+@pytest.mark.s3
+def test_stdio_s3_workspace() -> None:
+    """The same tools on S3 (moto on loopback): the server gets the bucket through -o options."""
+    from tests.support import s3_servers
+
+    endpoint = s3_servers.shared_moto_endpoint()
+    bucket = s3_servers.make_bucket(endpoint, "mcp-serve")
+    options = {"endpoint_url": endpoint.endpoint_url, "key": s3_servers.TEST_KEY, "secret": s3_servers.TEST_SECRET}
+    flags = tuple(arg for key, value in options.items() for arg in ("-o", f"{key}={value}"))
+
+    async def scenario() -> None:
+        async with stdio_client(f"s3://{bucket}/ws", extra=flags) as client:
+            path = f"{MOUNT}/pkg/mod.py"
+            ok_text(await editor(client, command="create", path=path, file_text="A = 1\n"))
+            ok_text(await editor(client, command="view", path=path))
+            ok_text(await editor(client, command="str_replace", path=path, old_str="A = 1", new_str="A = 2"))
+            patch_text = "*** Begin Patch\n*** Add File: pkg/other.py\n+B = 1\n*** End Patch"
+            ok_text(await patch(client, patch_text))
+            result = await editor(client, command="str_replace", path=path, old_str="A = 1", new_str="A = 3")
+            assert error_code(result) == "FS_EDIT_NOT_FOUND"
+
+    run(scenario)
+    ws = vfs.open_workspace(f"s3://{bucket}/ws", storage_options=options)
+    assert ws.read_bytes(f"{MOUNT}/pkg/mod.py") == b"A = 2\n"
+    assert ws.read_bytes(f"{MOUNT}/pkg/other.py") == b"B = 1\n"
 
 
 # -- HTTP -----------------------------------------------------------------------------------------
