@@ -17,6 +17,7 @@ CAMPAIGNS: dict[str, tuple[str, str, int, str]] = {
         100,
         "SIGKILL at a random instant, local disk (fresh interpreter per trial)",
     ),
+    "fuzz": ("benchmarks.reliability.fuzz", "run", 100_000, "hypothesis over parser, applier, editor args, CLI argv"),
 }
 
 
