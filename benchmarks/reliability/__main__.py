@@ -18,6 +18,7 @@ CAMPAIGNS: dict[str, tuple[str, str, int, str]] = {
         "SIGKILL at a random instant, local disk (fresh interpreter per trial)",
     ),
     "fuzz": ("benchmarks.reliability.fuzz", "run", 100_000, "hypothesis over parser, applier, editor args, CLI argv"),
+    "faults": ("benchmarks.reliability.faults", "run", 5000, "a backend call failing at a random index (4 kinds)"),
 }
 
 
