@@ -130,6 +130,8 @@ class _Files:
             raise IsADirectoryError(key)
         if implied == "blocked":
             raise NotADirectoryError(key)
+        if key in self.before:  # read already (a later check of the same path): never read twice
+            return self.before[key]
         data = self._read(key)
         self._note(key, display)
         self.before.setdefault(key, data)
@@ -224,6 +226,22 @@ def plan_patch(patch: Patch, read: Reader, *, resolve: Resolver | None = None) -
     return PatchPlan(tuple(steps), changes, tuple(added), tuple(modified), tuple(deleted))
 
 
+def _under_a_file(files: _Files, key: str) -> bool:
+    """Whether an ancestor of ``key`` is a file (only asked on the error path)."""
+    child, parent = key, posixpath.dirname(key.rstrip("/"))
+    while parent and parent != child:
+        try:
+            data = files.get(parent, parent)
+        except NotADirectoryError:
+            return True
+        except (OSError, ValueError):  # a directory (IsADirectoryError), or outside the workspace
+            return False
+        if data is not None:
+            return True
+        child, parent = parent, posixpath.dirname(parent)
+    return False
+
+
 def _updated(files: _Files, key: str, hunk: UpdateFile) -> bytes:
     try:
         current = files.get(key, hunk.path)
@@ -232,6 +250,8 @@ def _updated(files: _Files, key: str, hunk: UpdateFile) -> bytes:
     except NotADirectoryError:
         raise PatchReadFailed(f"Failed to read file to update {key}: Not a directory (os error 20)", path=key) from None
     if current is None:
+        if _under_a_file(files, key):  # some stores say "absent" where a disk says ENOTDIR
+            raise PatchReadFailed(f"Failed to read file to update {key}: Not a directory (os error 20)", path=key)
         raise PatchFileNotFound(
             f"Failed to read file to update {key}: No such file or directory (os error 2)", path=key
         )

@@ -159,8 +159,6 @@ CODEX_FAILURES: list[tuple[str, dict[str, Any], str, type, str]] = [
 def test_failures_use_codex_texts_and_change_nothing(
     make_workspace: Any, name: str, files: dict[str, Any], patch: str, error: type, text: str
 ) -> None:
-    if name == "update under file" and make_workspace.id == "local-pyfakefs":
-        pytest.xfail("pyfakefs reports ENOENT, not ENOTDIR, for a path under a file (reported to the vfs owner)")
     ws = make_workspace({"keep.txt": b"keep\n", **files})
     before = snapshot_tree(ws)
     # an earlier hunk that would succeed: it must not survive the failure
