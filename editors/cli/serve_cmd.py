@@ -159,6 +159,12 @@ def run(args: argparse.Namespace) -> int:
         return report_error(exc)
     try:
         if sock is None:
+            if sys.stdin.isatty():
+                print(
+                    "vfs serve: speaking MCP on stdin/stdout, for an MCP client that starts this process "
+                    "(Ctrl-C to stop; --transport http to serve over HTTP)",
+                    file=sys.stderr,
+                )
             mcp_server.serve_stdio(ws, config=config)
         else:
             mcp_server.serve_http(ws, sock, config=config, announce=mcp_server.announce_stderr)

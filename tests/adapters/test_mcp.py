@@ -249,6 +249,23 @@ def test_stdio_memory_workspace() -> None:
     run(scenario)
 
 
+def test_stdio_read_only_mode(tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_bytes(b"keep\n")
+
+    async def scenario() -> None:
+        async with stdio_client(tmp_path, extra=("--mode", "read-only")) as client:
+            path = f"{MOUNT}/keep.txt"
+            assert "keep" in ok_text(await editor(client, command="view", path=path))
+            result = await editor(client, command="str_replace", path=path, old_str="keep", new_str="lose")
+            assert error_code(result) == "FS_SANDBOX_DENIED"
+            result = await patch(client, "*** Begin Patch\n*** Add File: new.txt\n+x\n*** End Patch")
+            assert error_code(result) == "FS_SANDBOX_DENIED"
+
+    run(scenario)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".vfs") == ["keep.txt"]
+    assert (tmp_path / "keep.txt").read_bytes() == b"keep\n"
+
+
 @pytest.mark.s3
 def test_stdio_s3_workspace() -> None:
     """The same tools on S3 (moto on loopback): the server gets the bucket through -o options."""
