@@ -46,7 +46,16 @@ import uuid
 from types import TracebackType
 from typing import Any, ClassVar
 
-from backends.base import TEMP_MARKER, Capabilities, EscapesRoot, FileInfo, Kind, PreconditionFailed, parent_of
+from backends.base import (
+    TEMP_MARKER,
+    Capabilities,
+    EscapesRoot,
+    FileInfo,
+    Kind,
+    PreconditionFailed,
+    iter_parents,
+    parent_of,
+)
 
 #: ``info()`` fields that identify one stored revision of an object, in token order.
 STRONG_FIELDS = ("generation", "etag", "ETag", "e_tag", "VersionId", "version_id", "md5Hash", "crc32c")
@@ -226,6 +235,16 @@ class FsspecBackend:
         size = int(info.get("size") or 0) if data is None else len(data)
         return FileInfo(key, "file", size, None, version, float(mtime) if isinstance(mtime, int | float) else None)
 
+    def _missing(self, key: str) -> OSError:
+        """Nothing at ``key``: ``NotADirectoryError`` if an ancestor is a file, as on a disk."""
+        for ancestor in iter_parents(key):
+            info = self._info(ancestor)
+            if info is None:
+                break
+            if self._kind(info) != "directory":
+                return NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
+        return FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+
     def _require_parent(self, key: str) -> None:
         parent = parent_of(key)
         if parent == "" or not self.capabilities.real_directories:
@@ -252,7 +271,7 @@ class FsspecBackend:
         for _ in range(5):
             info = self._info(key)
             if info is None:
-                raise FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+                raise self._missing(key)
             if self._kind(info) == "directory":
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
             data = bytes(self.fs.cat_file(path))
@@ -342,7 +361,7 @@ class FsspecBackend:
         with _process_lock(self.protocol, path):
             current = self.stat(key)
             if current is None:
-                raise FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+                raise self._missing(key)
             if current.kind == "directory":
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
             if if_version is not None and current.version != if_version:
@@ -352,7 +371,7 @@ class FsspecBackend:
     def list(self, key: str) -> list[FileInfo]:
         info = self._info(key)
         if info is None and key:
-            raise FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+            raise self._missing(key)
         if info is not None and self._kind(info) != "directory":
             raise NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
         path = self._path(key)

@@ -73,7 +73,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
-from backends.base import Capabilities, FileInfo, PreconditionFailed, parent_of
+from backends.base import Capabilities, FileInfo, PreconditionFailed, iter_parents, parent_of
 
 T = TypeVar("T")
 
@@ -427,9 +427,7 @@ class S3Backend:
             out = await self._call("get_object", key, Key=self._obj(key))
         except Exception as exc:
             if _is_not_found(_client_error_parts(exc)):
-                if key == "" or await self._has_children(key):
-                    raise IsADirectoryError(errno.EISDIR, "Is a directory", key) from None
-                raise FileNotFoundError(errno.ENOENT, "No such file or directory", key) from None
+                raise await self._missing(key, want="file") from None
             raise _translate(exc, key) from exc
         try:
             async with out["Body"] as body:
@@ -520,7 +518,7 @@ class S3Backend:
             raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
         if if_version is None:
             if await self._head(key) is None:
-                await self._raise_missing_file(key)
+                raise await self._missing(key, want="file")
             await self._calls("delete_object", key, Key=self._obj(key))
             return
         try:
@@ -530,14 +528,26 @@ class S3Backend:
             if _is_not_found(parts) or _is_precondition(parts):
                 # SeaweedFS answers If-Match on a missing key with 412, AWS/moto with 404
                 if await self._head(key) is None:
-                    await self._raise_missing_file(key)
+                    raise await self._missing(key, want="file") from None
                 raise PreconditionFailed(errno.ESTALE, "changed since it was read", key) from None
             raise _translate(exc, key) from exc
 
-    async def _raise_missing_file(self, key: str) -> None:
-        if await self._has_children(key):
-            raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
-        raise FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+    async def _missing(self, key: str, *, want: str) -> OSError:
+        """Why there is no ``want`` ("file" or "directory") at ``key``, as a filesystem would say.
+
+        One round trip, on misses only: the prefix, the object itself and every ancestor at once.
+        """
+        ancestors = list(iter_parents(key))
+        is_dir, here, *heads = await asyncio.gather(
+            self._has_children(key), self._head(key), *(self._head(a) for a in ancestors)
+        )
+        if want == "file" and is_dir and here is None:
+            return IsADirectoryError(errno.EISDIR, "Is a directory", key)
+        if want == "directory" and here is not None:
+            return NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
+        if any(h is not None for h in heads):
+            return NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
+        return FileNotFoundError(errno.ENOENT, "No such file or directory", key)
 
     async def _list(self, key: str) -> list[FileInfo]:
         prefix = self._dir_prefix(key)
@@ -570,9 +580,7 @@ class S3Backend:
                 break
             token = page.get("NextContinuationToken")
         if not seen_anything and key != "":
-            if await self._head(key) is not None:
-                raise NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
-            raise FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+            raise await self._missing(key, want="directory")
         if files and await self._versioning() is not False:
             # Listings carry no VersionId: on a versioned (or unknown) bucket ask each object.
             heads = await self._gather([self._head(k) for k in files])

@@ -249,3 +249,14 @@ def test_capabilities_are_honest() -> None:
     assert local.exclusive_create and local.atomic_replace and local.cross_process_lock
     assert not mem.cross_process_lock and not mem.durable
     assert any("slip in" in n for n in local.notes + mem.notes)
+
+
+def test_a_file_used_as_a_directory_is_not_a_directory(be: FsspecBackend) -> None:
+    be.write("f", b"x")
+    with pytest.raises(NotADirectoryError):
+        be.read("f/x")
+    with pytest.raises(NotADirectoryError):
+        be.delete("f/x")
+    with pytest.raises(NotADirectoryError):
+        be.list("f/x")
+    assert be.stat("f/x") is None

@@ -348,3 +348,19 @@ def test_mkdir_where_an_implicit_directory_was_emptied(make_backend: BackendMake
     assert [(i.key, i.kind) for i in be.list("d")] == [("d/sub", "directory")]
     with pytest.raises(FileExistsError):
         be.mkdir("d")
+
+
+def test_a_file_used_as_a_directory_is_not_a_directory(make_backend: BackendMaker) -> None:
+    be = make_backend()
+    be.write("f", b"x")
+    with pytest.raises(NotADirectoryError):
+        be.read("f/x")
+    with pytest.raises(NotADirectoryError):
+        be.read("f/x/y")
+    with pytest.raises(NotADirectoryError):
+        be.delete("f/x")
+    with pytest.raises(NotADirectoryError):
+        be.list("f/x")
+    assert be.stat("f/x") is None
+    with pytest.raises(FileNotFoundError):
+        be.read("g/x")
