@@ -38,7 +38,7 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
         "openai-function (JSON function tools), anthropic, mcp",
     )
     parser.add_argument("--tool", choices=TOOLS, default=None, help="only this tool (printed as one object)")
-    add_editor_args(parser)
+    add_editor_args(parser, output=False)
     one_line_errors(parser)
 
 

@@ -63,9 +63,11 @@ def _positive(text: str) -> int:
     return value
 
 
-def add_editor_args(parser: argparse.ArgumentParser) -> None:
-    """The str_replace_editor options that change what the model sees."""
+def add_editor_args(parser: argparse.ArgumentParser, *, output: bool = True) -> None:
+    """The str_replace_editor options that change what the model sees (``output``: its view size)."""
     parser.add_argument("--enable-undo", action="store_true", help="offer str_replace_editor's undo_edit command")
+    if not output:
+        return
     parser.add_argument(
         "--max-output-chars",
         type=_positive,
@@ -77,7 +79,7 @@ def add_editor_args(parser: argparse.ArgumentParser) -> None:
 
 def editor_config(args: argparse.Namespace) -> dict[str, Any]:
     config: dict[str, Any] = {"enable_undo": bool(args.enable_undo)}
-    if args.max_output_chars is not None:
+    if getattr(args, "max_output_chars", None) is not None:
         config["max_output_chars"] = args.max_output_chars
     return config
 

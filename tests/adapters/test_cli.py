@@ -25,7 +25,7 @@ def one_line(stderr: bytes) -> str:
     [
         (["schema", "--format", "yaml"], "vfs schema: argument --format: invalid choice: 'yaml'"),
         (["schema", "--tool", "rm"], "vfs schema: argument --tool: invalid choice: 'rm'"),
-        (["schema", "--max-output-chars", "-5"], "vfs schema: argument --max-output-chars: expected a positive"),
+        (["schema", "--format"], "vfs schema: argument --format: expected one argument"),
         (["serve", "--transport", "carrier-pigeon"], "vfs serve: argument --transport: invalid choice"),
         (["serve", "--port", "http"], "vfs serve: argument --port: invalid port 'http'"),
         (["serve", "--port", "70000"], "vfs serve: argument --port: invalid port 70000"),
