@@ -152,7 +152,7 @@ class Transaction:
             state = self._effective(ancestor)
             if state in ("file", "other", "symlink"):
                 raise NotADirectory(
-                    f"Cannot create {self._display(key)}: {self._display(ancestor)} is not a directory.",
+                    f"A parent of {self._display(key)} is not a directory: {self._display(ancestor)}.",
                     path=self._display(key),
                 )
 
@@ -177,6 +177,7 @@ class Transaction:
             first = self._seen.setdefault(key, _Seen("absent"))
             if first.state != "absent":
                 raise StaleVersion(f'cannot read "{display}": file no longer exists', path=display) from None
+            self._require_dir_parents(key)  # a file where a directory should be: say so, on every backend
             raise
         known = self._seen.get(key)
         if known is None:
