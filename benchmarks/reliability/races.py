@@ -1,0 +1,202 @@
+"""Race campaign: N processes x M edits through both tools on one local workspace, with external
+writers (plain ``O_APPEND`` writes, no vfs) mixed in.
+
+Every edit adds one unique line to one shared file:
+
+* ``str_replace_editor`` workers ``view`` the file, then ``str_replace`` its last line L with
+  ``L + "\\n" + mine`` (guarded by the version the view observed);
+* ``apply_patch`` workers apply a pure-addition hunk (appended to the content read inside the
+  transaction);
+* external writers append a line with ``O_APPEND`` (another tool, the user's editor).
+
+Checked after every round:
+
+* 0 lost updates: every winner's line is in the final file exactly once, no loser's line is;
+* every loser got ``FS_STALE_VERSION`` (nothing else);
+* serial replay: replaying the winners in the order their lines appear (editor: insert after the
+  line it saw last; patch and external: append) onto the initial file gives the final file byte for
+  byte; in particular every editor winner's line directly follows the line it saw last, and each
+  worker's wins keep their own order.
+
+External appends that land between vfs's final version check and its rename are overwritten: the
+documented local-disk window (POSIX has no compare-and-swap rename). They are counted, not hidden.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import tempfile
+import time
+from typing import Any
+
+from backends.local import LocalBackend
+from benchmarks.reliability import Report
+
+NUMBERED = re.compile(r"^\s*\d+[ \t]{1,2}(.*)$")
+FILE = "shared.txt"
+HEADER = b"header\n"
+
+
+def _worker(root: str, kind: str, wid: int, edits: int, out: str, go: str, seed: int) -> None:
+    import vfs
+    from editors.apply_patch import apply_patch
+    from editors.str_replace_editor import StrReplaceEditor
+
+    rng = random.Random(seed)
+    ws = vfs.Workspace(LocalBackend(root), mount=root)
+    path = f"{root}/{FILE}"
+    results: list[dict[str, Any]] = []
+    while not os.path.exists(go):
+        time.sleep(0.001)
+    for j in range(edits):
+        line = f"{kind[0]}{wid}-{j}"
+        time.sleep(rng.random() * 0.004)
+        if kind == "editor":
+            editor = StrReplaceEditor(ws)  # a fresh conversation per edit: view, then edit
+            view = editor.run({"command": "view", "path": path})
+            shown = [m.group(1) for m in (NUMBERED.match(row) for row in view.text.splitlines()[1:]) if m]
+            last = next((row for row in reversed(shown) if row), "")
+            time.sleep(rng.random() * 0.002)
+            res = editor.run({"command": "str_replace", "path": path, "old_str": last, "new_str": f"{last}\n{line}"})
+            code = res.code if res.is_error else None
+            results.append({"line": line, "code": code, "seen_last": last, "text": res.text[:300]})
+        elif kind == "patch":
+            patch = f"*** Begin Patch\n*** Update File: {FILE}\n@@\n+{line}\n*** End Patch"
+            try:
+                apply_patch(ws, patch)
+                code = None
+                text = ""
+            except vfs.VfsError as exc:
+                code, text = exc.code, exc.message
+            results.append({"line": line, "code": code, "text": text[:300]})
+        else:
+            with open(os.path.join(root, FILE), "ab") as handle:
+                handle.write(f"{line}\n".encode())
+            results.append({"line": line, "code": None})
+    with open(out, "w") as handle:
+        json.dump(results, handle)
+
+
+def _spawn(args: tuple[Any, ...]) -> int:
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            _worker(*args)
+        except BaseException:  # noqa: BLE001 - the parent sees the exit status
+            import traceback
+
+            traceback.print_exc()
+            code = 70
+        finally:
+            os._exit(code)
+    return pid
+
+
+def replay(results: dict[str, list[dict[str, Any]]], final_lines: list[str]) -> list[str]:
+    """Apply the winners (and the external appends that survived) in the order their lines appear
+    in the final file to the initial file: editor edits insert after the line they saw last,
+    patches and external writers append."""
+    by_line = {r["line"]: r for rs in results.values() for r in rs if r["code"] is None}
+    current = HEADER.decode().splitlines()
+    for line in final_lines:
+        winner = by_line.get(line)
+        if winner is None:
+            continue
+        if "seen_last" in winner:
+            at = current.index(winner["seen_last"]) + 1 if winner["seen_last"] in current else len(current)
+            current.insert(at, line)
+        else:
+            current.append(line)
+    return current
+
+
+def one_round(
+    report: Report, tmp: str, round_no: int, *, editors: int, patchers: int, externals: int, edits: int, seed: int
+) -> None:
+    root = os.path.join(tmp, f"r{round_no}")
+    os.makedirs(root)
+    root = os.path.realpath(root)
+    with open(os.path.join(root, FILE), "wb") as handle:
+        handle.write(HEADER)
+    go = os.path.join(tmp, f"go{round_no}")
+    kinds = ["editor"] * editors + ["patch"] * patchers + ["external"] * externals
+    pids, outs = [], {}
+    for wid, kind in enumerate(kinds):
+        out = os.path.join(tmp, f"r{round_no}-w{wid}.json")
+        outs[f"{kind}{wid}"] = out
+        pids.append(_spawn((root, kind, wid, edits, out, go, seed * 1000 + wid)))
+    open(go, "w").close()
+    for pid in pids:
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            report.fail(f"round {round_no}: a worker died ({status})")
+            return
+    results = {}
+    for name, path in outs.items():
+        with open(path) as handle:
+            results[name] = json.load(handle)
+    with open(os.path.join(root, FILE), "rb") as handle:
+        final = handle.read()
+    final_lines = final.decode().splitlines()
+    report.trials += 1
+    where = f"round {round_no}"
+    if len(final_lines) != len(set(final_lines)):
+        report.fail(f"{where}: duplicated lines in the final file")
+    present = set(final_lines)
+    for name, rs in results.items():
+        kind = name.rstrip("0123456789")
+        order = [final_lines.index(r["line"]) for r in rs if r["code"] is None and r["line"] in present]
+        if order != sorted(order):
+            report.fail(f"{where}: {name}'s wins are out of order")
+        for r in rs:
+            won = r["code"] is None
+            report.count(f"{kind} {'wins' if won else r['code']}")
+            if kind == "external":
+                if r["line"] not in present:
+                    report.count("external appends overwritten in the check-then-rename window")
+                continue
+            if won and r["line"] not in present:
+                report.fail(f"{where}: LOST UPDATE: {name}'s committed line {r['line']} is missing")
+            if not won and r["line"] in present:
+                report.fail(f"{where}: {name}'s refused line {r['line']} is in the file ({r['code']})")
+            if not won and r["code"] != "FS_STALE_VERSION":
+                report.fail(f"{where}: {name} lost with {r['code']}, not FS_STALE_VERSION: {r.get('text')}")
+            if won and "seen_last" in r and r["line"] in present:
+                i = final_lines.index(r["line"])
+                if final_lines[i - 1] != r["seen_last"]:
+                    report.fail(f"{where}: {r['line']} follows {final_lines[i - 1]!r}, it saw {r['seen_last']!r}")
+    if replay(results, final_lines) != final_lines:
+        report.fail(f"{where}: the serial replay of the winners does not give the final file")
+    if not final.endswith(b"\n"):
+        report.fail(f"{where}: the final newline was lost")
+
+
+def run(
+    trials: int = 20,
+    *,
+    seed: int = 0,
+    editors: int = 3,
+    patchers: int = 3,
+    externals: int = 1,
+    edits: int = 20,
+) -> Report:
+    """``trials`` rounds of (editors + patchers + externals) processes x ``edits`` edits each."""
+    report = Report("races-local")
+    report.notes.append(f"{editors} editor + {patchers} apply_patch + {externals} external processes x {edits} edits")
+    with tempfile.TemporaryDirectory() as tmp:
+        for round_no in range(trials):
+            one_round(
+                report,
+                tmp,
+                round_no,
+                editors=editors,
+                patchers=patchers,
+                externals=externals,
+                edits=edits,
+                seed=seed + round_no,
+            )
+    return report.finish()
