@@ -85,6 +85,61 @@ def _umask() -> int:
     return current
 
 
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+class _Dir:
+    """A directory that mutations act in: through an open handle (``dir_fd``) when the platform
+    has one, else by path (pyfakefs)."""
+
+    def __init__(self, path: str, fd: int | None) -> None:
+        self.path = path
+        self.fd = fd
+
+    def join(self, name: str) -> str:
+        return os.path.join(self.path, name)
+
+    def _at(self, name: str) -> tuple[str, dict[str, Any]]:
+        return (name, {"dir_fd": self.fd}) if self.fd is not None else (self.join(name), {})
+
+    def lstat(self, name: str) -> os.stat_result:
+        target, kw = self._at(name)
+        return os.stat(target, follow_symlinks=False, **kw)
+
+    def open(self, name: str, flags: int, mode: int) -> int:
+        target, kw = self._at(name)
+        return os.open(target, flags, mode, **kw)
+
+    def unlink(self, name: str) -> None:
+        target, kw = self._at(name)
+        os.unlink(target, **kw)
+
+    def mkdir(self, name: str) -> None:
+        target, kw = self._at(name)
+        os.mkdir(target, 0o777, **kw)
+
+    def rmdir(self, name: str) -> None:
+        target, kw = self._at(name)
+        os.rmdir(target, **kw)
+
+    def replace(self, src: str, dst: str) -> None:
+        if self.fd is None:
+            os.replace(self.join(src), self.join(dst))
+        else:
+            os.replace(src, dst, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+
+    def link(self, src: str, dst: str) -> None:
+        if self.fd is None:
+            os.link(self.join(src), self.join(dst))
+        else:
+            os.link(src, dst, src_dir_fd=self.fd, dst_dir_fd=self.fd, follow_symlinks=False)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
 class LocalBackend:
     name: ClassVar[str] = "local"
     capabilities = Capabilities(
@@ -133,38 +188,66 @@ class LocalBackend:
     def _inside(self, real: str) -> bool:
         return real == self.root or real.startswith(self.root.rstrip(os.sep) + os.sep)
 
-    def _check_parent(self, key: str) -> str:
-        """The real parent directory of ``key``; raises ``EscapesRoot`` if a symlink leads out.
+    def _check_parent(self, key: str) -> _Dir:
+        """The parent directory of ``key``, reached without following any symlink.
 
-        Runs right before every mutation. The root itself is already a real path, so only the
-        components below it are examined, and ``realpath`` runs only if one is a symlink.
+        Runs right before every mutation, and the mutation then acts through the returned
+        directory handle (``dir_fd``), so a symlink swapped into the path afterwards cannot
+        redirect it: the handle still names the directory that was checked. vfs resolves keys
+        before it mutates them, so a symlink met here was swapped in: ``EscapesRoot``.
+        (Under pyfakefs, which lacks ``dir_fd``, the check is by path, just before the call.)
         """
         parent_rel = key.rsplit("/", 1)[0] if "/" in key else ""
+        parts = parent_rel.split("/") if parent_rel else []
+        path = os.path.join(self.root, parent_rel) if parent_rel else self.root
+        if _fake_os():
+            return _Dir(self._check_parent_by_path(key, parts), None)
+        fd = os.open(self.root, _DIR_FLAGS)
+        try:
+            for part in parts:
+                try:
+                    child = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+                except OSError as exc:
+                    # O_NOFOLLOW|O_DIRECTORY on a symlink fails with ELOOP or ENOTDIR
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR) and stat_module.S_ISLNK(
+                        os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode
+                    ):
+                        raise EscapesRoot(errno.EACCES, f"{key}: a symlink appeared in its path", key) from exc
+                    raise
+                os.close(fd)
+                fd = child
+        except BaseException:
+            os.close(fd)
+            raise
+        return _Dir(path, fd)
+
+    def _check_parent_by_path(self, key: str, parts: list[str]) -> str:
         path = self.root
-        for part in parent_rel.split("/") if parent_rel else ():
+        for part in parts:
             path = os.path.join(path, part)
             try:
                 is_link = stat_module.S_ISLNK(os.lstat(path).st_mode)
             except FileNotFoundError:
-                break  # the write itself will fail with FileNotFoundError
+                break  # the operation itself will fail with FileNotFoundError
             if is_link:
-                real = os.path.realpath(os.path.join(self.root, parent_rel))
+                real = os.path.realpath(os.path.join(self.root, *parts))
                 if not self._inside(real):
                     raise EscapesRoot(errno.EACCES, f"{key} resolves outside the workspace root", key)
                 return real
-        return os.path.join(self.root, parent_rel) if parent_rel else self.root
+        return os.path.join(self.root, *parts) if parts else self.root
 
-    def _sync_dir(self, directory: str) -> None:
+    def _sync_dir(self, directory: _Dir) -> None:
         if not self.fsync:
             return
-        fd = os.open(directory, os.O_RDONLY)
+        fd = directory.fd if directory.fd is not None else os.open(directory.path, os.O_RDONLY)
         try:
             os.fsync(fd)
         except OSError as exc:  # some filesystems refuse fsync on a directory; data is still synced
             if exc.errno not in (errno.EINVAL, errno.EBADF, errno.ENOTSUP):
                 raise
         finally:
-            os.close(fd)
+            if directory.fd is None:
+                os.close(fd)
 
     def _info(self, key: str, st: os.stat_result, version: str | None) -> FileInfo:
         return FileInfo(key, _kind(st.st_mode), st.st_size, stat_module.S_IMODE(st.st_mode), version, st.st_mtime)
@@ -244,20 +327,32 @@ class LocalBackend:
     ) -> FileInfo:
         sync = self.fsync and durable
         directory = self._check_parent(key)
-        target = os.path.join(directory, os.path.basename(key))
-        existing_mode: int | None = None
         try:
-            st = os.lstat(target)
+            return self._write_in(directory, key, data, mode, if_version, if_absent, sync)
+        finally:
+            directory.close()
+
+    def _write_in(
+        self,
+        directory: _Dir,
+        key: str,
+        data: bytes,
+        mode: int | None,
+        if_version: str | None,
+        if_absent: bool,
+        sync: bool,
+    ) -> FileInfo:
+        name = os.path.basename(key)
+        try:
+            st: os.stat_result | None = directory.lstat(name)
         except FileNotFoundError:
             st = None
-        if st is not None:
-            if stat_module.S_ISDIR(st.st_mode):
-                raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
-            existing_mode = stat_module.S_IMODE(st.st_mode)
+        if st is not None and stat_module.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
         if mode is None:
-            mode = existing_mode if existing_mode is not None else (0o666 & ~self._umask)
-        tmp = os.path.join(directory, f".{os.path.basename(key)}{TEMP_MARKER}{secrets.token_hex(4)}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            mode = stat_module.S_IMODE(st.st_mode) if st is not None else (0o666 & ~self._umask)
+        tmp = f".{name}{TEMP_MARKER}{secrets.token_hex(4)}"
+        fd = directory.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             try:
                 view = memoryview(data)
@@ -270,27 +365,28 @@ class LocalBackend:
             finally:
                 os.close(fd)
             if if_absent:
-                self._publish_exclusive(tmp, target, key)
+                self._publish_exclusive(directory, tmp, name, key)
             else:
                 if if_version is not None and not self.matches(key, if_version):
                     raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
-                self._check_parent(key)  # a symlink swapped in since the first check
-                os.replace(tmp, target)
+                if directory.fd is None:
+                    self._check_parent_by_path(key, key.split("/")[:-1])  # a symlink swapped in since
+                directory.replace(tmp, name)
         except BaseException:
             try:
-                os.unlink(tmp)
+                directory.unlink(tmp)
             except FileNotFoundError:
                 pass
             raise
         if sync:
             self._sync_dir(directory)
         now_ns = time.time_ns()
-        st = os.lstat(target)
-        return self._info(key, st, self._version_of(target, st, data, now_ns))
+        st = directory.lstat(name)
+        return self._info(key, st, self._version_of(directory.join(name), st, data, now_ns))
 
-    def _publish_exclusive(self, tmp: str, target: str, key: str) -> None:
+    def _publish_exclusive(self, directory: _Dir, tmp: str, name: str, key: str) -> None:
         try:
-            os.link(tmp, target)
+            directory.link(tmp, name)
         except FileExistsError as exc:
             raise PreconditionFailed(errno.EEXIST, "already exists", key) from exc
         except OSError as exc:
@@ -298,23 +394,26 @@ class LocalBackend:
                 raise
             # No hard links here: claim the name exclusively, then rename over our own claim.
             try:
-                os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+                os.close(directory.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             except FileExistsError as exc2:
                 raise PreconditionFailed(errno.EEXIST, "already exists", key) from exc2
-            os.replace(tmp, target)
+            directory.replace(tmp, name)
             return
-        os.unlink(tmp)
+        directory.unlink(tmp)
 
     def delete(self, key: str, *, if_version: str | None = None) -> None:
         directory = self._check_parent(key)
-        target = os.path.join(directory, os.path.basename(key))
-        st = os.lstat(target)
-        if stat_module.S_ISDIR(st.st_mode):
-            raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
-        if if_version is not None and not self.matches(key, if_version):
-            raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
-        os.unlink(target)
-        self._sync_dir(directory)
+        try:
+            name = os.path.basename(key)
+            st = directory.lstat(name)
+            if stat_module.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+            if if_version is not None and not self.matches(key, if_version):
+                raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
+            directory.unlink(name)
+            self._sync_dir(directory)
+        finally:
+            directory.close()
 
     def list(self, key: str) -> list[FileInfo]:
         path = self._path(key)
@@ -334,13 +433,19 @@ class LocalBackend:
 
     def mkdir(self, key: str) -> None:
         directory = self._check_parent(key)
-        os.mkdir(os.path.join(directory, os.path.basename(key)), 0o777)
-        self._sync_dir(directory)
+        try:
+            directory.mkdir(os.path.basename(key))
+            self._sync_dir(directory)
+        finally:
+            directory.close()
 
     def rmdir(self, key: str) -> None:
         directory = self._check_parent(key)
-        os.rmdir(os.path.join(directory, os.path.basename(key)))
-        self._sync_dir(directory)
+        try:
+            directory.rmdir(os.path.basename(key))
+            self._sync_dir(directory)
+        finally:
+            directory.close()
 
     def matches(self, key: str, version: str | None) -> bool:
         path = self._path(key)

@@ -374,16 +374,10 @@ class SwapInsideTheWindow(LocalBackend):
         return directory
 
 
-WINDOW_XFAIL = {
-    "create": "backends/local.py:273: the if_absent path publishes with os.link without re-running "
-    "_check_parent; the temp file (line 260) and the link land outside through a symlink swapped "
-    "in after the first check (a window as long as writing and fsyncing the data)",
-    "replace": "backends/local.py:260: the temp file is opened by path through the (swapped) parent, so "
-    "it is created outside, then removed when the re-check at line 277 fails: a transient write outside",
-    "multi": "backends/local.py:260: as for replace (the temp file of sub/f.txt is created outside and removed)",
-    "mkdir": "backends/local.py:337: os.mkdir by path right after _check_parent (line 336): a swap in "
-    "between creates the directory outside (needs dir_fd-relative calls to close)",
-}
+# Closed: the local backend acts through directory handles reached with O_NOFOLLOW (dir_fd), so a
+# symlink swapped in after its containment check cannot redirect the write. Keep the mechanism for
+# any future backend window: name -> reason, run as xfail(strict=True).
+WINDOW_XFAIL: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(
