@@ -9,11 +9,13 @@ from __future__ import annotations
 import errno
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from backends import open_backend
 from backends.base import Backend, EscapesRoot, FileInfo, NotRegular, PreconditionFailed
 from vfs.errors import (
     Exists,
+    InvalidArgument,
     IOFailure,
     IsADirectory,
     NotADirectory,
@@ -23,6 +25,7 @@ from vfs.errors import (
     SandboxDenied,
     StaleVersion,
     TooLarge,
+    Unsupported,
     VfsError,
 )
 
@@ -62,6 +65,20 @@ def translate(exc: BaseException, path: str, action: str, mode: str) -> VfsError
         return IOFailure(f"Cannot {action} {path}: {detail}", path=path)
     detail = str(exc) or type(exc).__name__
     return IOFailure(f"Cannot {action} {path}: {type(exc).__name__}: {detail}", path=path)
+
+
+def connect(url: str, storage_options: dict[str, Any]) -> Backend:
+    """Open the backend for ``url``; a bad option or a missing extra becomes a coded error."""
+    try:
+        return open_backend(url, storage_options)
+    except ImportError as exc:
+        raise Unsupported(f"Cannot open {url}: {exc}") from exc
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgument(f"Cannot open {url}: {exc}") from exc
+    except VfsError:
+        raise
+    except Exception as exc:  # the translation point for backend construction
+        raise translate(exc, url, "open", "workspace-write") from exc
 
 
 class Storage:

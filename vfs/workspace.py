@@ -8,14 +8,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from backends import open_backend
 from backends.base import TEMP_MARKER, Backend, Capabilities
 from vfs.errors import Exists, InvalidArgument, NotFound, SandboxDenied, TooLarge, Unsupported
 from vfs.history import History
 from vfs.paths import META_DIR, MODES, PathMapper
 from vfs.recovery import recover
 from vfs.session import ObservationPolicy, Policy, Session
-from vfs.storage import Storage
+from vfs.storage import Storage, connect
 from vfs.text import decode_text
 from vfs.transaction import Transaction
 from vfs.types import UNCONDITIONAL, CommitResult, HistoryEntry, Intent, Read, RecoveryReport, Stat
@@ -258,7 +257,7 @@ def open_workspace(
     if mode not in MODES:
         raise InvalidArgument(f"Unknown mode {mode!r}; expected one of: {', '.join(MODES)}")
     url, opts = _split_root(root, storage_options)
-    backend = open_backend(url, opts)
+    backend = connect(url, opts)
     is_local = backend.name == "local"
     if mode == "danger-full-access":
         if not is_local:

@@ -21,12 +21,6 @@ def test_fuzz_target(target, cases, tmp_path, monkeypatch):
         assert sum(v for k, v in report.counts.items() if k.startswith(f"{target} FS_") or "PATCH_" in k) > 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="vfs/workspace.py open_workspace (via backends/__init__.py:62 open_backend) lets the TypeError of "
-    "backends/local.py LocalBackend.from_url escape for an unknown storage option: every CLI verb prints a "
-    "traceback instead of a coded FS_INVALID_ARGUMENT error",
-)
 @pytest.mark.parametrize("verb", [["log"], ["undo"], ["recover"], ["apply", "*** Begin Patch\n*** End Patch"]])
 def test_unknown_storage_option_is_a_coded_error(verb, tmp_path, capsys):
     from editors.cli import main
@@ -36,9 +30,6 @@ def test_unknown_storage_option_is_a_coded_error(verb, tmp_path, capsys):
     assert "bogus" in capsys.readouterr().err
 
 
-@pytest.mark.xfail(
-    strict=True, reason="open_workspace raises a bare TypeError for an unknown storage option (reported)"
-)
 def test_unknown_storage_option_is_invalid_argument_in_the_api(tmp_path):
     import vfs
 
