@@ -1,0 +1,22 @@
+"""SIGKILL at a random instant of a multi-file commit on S3 (moto on 127.0.0.1), then reopen:
+all-old or all-new, no uncommitted journal object, the dead holder's lease never blocks.
+Slow (a fresh interpreter per trial, ~60 S3 requests per flip): a handful of trials here, the
+campaign is ``python -m benchmarks.reliability crash-s3``."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("moto")
+pytest.importorskip("s3fs")
+
+from benchmarks.reliability import crash_s3
+
+pytestmark = [pytest.mark.s3, pytest.mark.slow]
+
+
+def test_sigkill_at_random_instants_on_s3():
+    report = crash_s3.run(3, seed=3)
+    assert report.failures == [], report.render()
+    assert report.trials == 3
+    assert report.counts.get("ended in A", 0) + report.counts.get("ended in B", 0) == 3
