@@ -68,7 +68,7 @@ files = st.dictionaries(st.sampled_from(["a.txt", "b.txt", "d/c.txt", "d/e/f.txt
 
 
 @st.composite
-def patch_text(draw: Any) -> str:
+def patch_text(draw: Any, paths: list[str] = PATHS, free_paths: bool = True) -> str:
     """Mostly well-formed patches over the same vocabulary (so hunks match), with damage."""
     if draw(st.integers(0, 19)) == 0:
         return draw(st.text(max_size=200))
@@ -77,7 +77,8 @@ def patch_text(draw: Any) -> str:
         out.append(draw(st.sampled_from(["*** Begin Patch", " *** Begin Patch ", "*** Begin Patch\r"])))
     for _ in range(draw(st.integers(0, 4))):
         kind = draw(st.sampled_from(["add", "delete", "update", "update", "update", "junk"]))
-        path = draw(st.sampled_from(PATHS[:4] * 3 + PATHS) | st.text(max_size=12))
+        named = st.sampled_from(paths[:4] * 3 + paths)
+        path = draw(named | st.text(max_size=12) if free_paths else named)
         if kind == "add":
             out.append(f"*** Add File: {path}")
             out += ["+" + line for line in draw(lines)]
@@ -86,7 +87,7 @@ def patch_text(draw: Any) -> str:
         elif kind == "update":
             out.append(f"*** Update File: {path}")
             if draw(st.integers(0, 4)) == 0:
-                out.append(f"*** Move to: {draw(st.sampled_from(PATHS))}")
+                out.append(f"*** Move to: {draw(st.sampled_from(paths))}")
             for _ in range(draw(st.integers(1, 3))):
                 out.append(draw(st.sampled_from(["@@", "@@ foo", "@@ bar", "@@ nothing"])))
                 for _ in range(draw(st.integers(0, 5))):

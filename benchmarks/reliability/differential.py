@@ -1,0 +1,140 @@
+"""Differential testing against Codex's real ``apply_patch`` binary (npm ``@openai/codex``, found by
+:func:`benchmarks.peers.codex`; preserve-line-endings mode, which the spec makes ours always).
+
+Each case: random files (CRLF/LF/lone CR/mixed, BOMs, unicode punctuation, non-text) and a random
+patch (adds, deletes, updates, moves, EOF anchors, damage) over paths that stay inside the
+directory. Codex runs in one copy of the tree, ``editors.apply_patch`` in another; outcomes (success
+or failure) and the resulting trees are compared byte for byte. Every difference is put in a
+class: one of the spec's deliberate differences, or ``unexplained`` (a bug on one side).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import vfs
+from backends.local import LocalBackend
+from benchmarks.reliability import Report
+from benchmarks.reliability.fuzz import file_bytes, patch_text
+from editors.apply_patch import apply_patch
+
+SAFE_PATHS = ["a.txt", "b.txt", "d/c.txt", "d/e/f.txt", "new.txt", "d", "a b.txt", "ü.txt"]
+UNSAFE = re.compile(r"(File|to):.*(^|[\s/])(\.\.|/)|(File|to): */")
+files = st.dictionaries(st.sampled_from(["a.txt", "b.txt", "d/c.txt", "d/e/f.txt"]), file_bytes(), max_size=4)
+
+
+def codex_binary() -> str | None:
+    from benchmarks.peers import codex
+
+    peer = codex()
+    return peer.path if peer.available else None
+
+
+def _write_tree(root: str, tree: dict[str, bytes]) -> None:
+    for rel, data in tree.items():
+        path = os.path.join(root, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(data)
+
+
+def _read_tree(root: str) -> dict[str, bytes | None]:
+    out: dict[str, bytes | None] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".vfs"]
+        for f in filenames:
+            with open(os.path.join(dirpath, f), "rb") as handle:
+                out[os.path.relpath(os.path.join(dirpath, f), root)] = handle.read()
+    return out
+
+
+def classify(
+    tree: dict[str, bytes], text: str, codex_ok: bool, ours_ok: bool, codex_after: Any, ours_after: Any
+) -> str:
+    """Name the spec's deliberate difference that explains a mismatch, or ``unexplained``."""
+    if not codex_ok and not ours_ok:
+        return "atomic: both failed, Codex left a partial change, ours nothing"
+    if any(data.startswith(b"\xef\xbb\xbf") for data in tree.values()):
+        return "BOM: ours matches the first line of a file with a BOM (Codex does not)"
+    lines = text.splitlines()
+    if any(a.startswith("@@") and b.startswith("@@") for a, b in itertools.pairwise(lines)):
+        return "consecutive @@ anchors (ours accepts, Codex rejects)"
+    if re.search(r"^@@ .+\n(\+.*\n?)+(\*\*\*|@@|$)", "\n".join(lines), re.MULTILINE):
+        return "pure addition after @@ context (ours inserts after the context, Codex appends)"
+    moves = re.findall(r"\*\*\* Update File: (.*)\n\*\*\* Move to: (.*)", "\n".join(lines))
+    if any(src.strip() == dst.strip() for src, dst in moves):
+        return "Move to the file's own path (ours updates in place, Codex deletes)"
+    if any(b"\x00" in data or not _utf8(data) for data in tree.values()):
+        return "non-text file (ours FS_NOT_TEXT)"
+    return "unexplained"
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def run(trials: int = 10_000, *, seed: int = 0, binary: str | None = None) -> Report:
+    report = Report("differential-codex")
+    del seed
+    binary = binary or codex_binary()
+    if binary is None:
+        report.notes.append("Codex apply_patch binary not found: skipped")
+        return report.finish()
+    env = {**os.environ, "CODEX_APPLY_PATCH_PRESERVE_LINE_ENDINGS": "1"}
+    with tempfile.TemporaryDirectory() as tmp:
+        counter = [0]
+
+        @settings(max_examples=trials, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+        @given(files, patch_text(paths=SAFE_PATHS, free_paths=False))
+        def case(tree: dict[str, bytes], text: str) -> None:
+            if UNSAFE.search(text) or "\x00" in text:
+                report.count("skipped: a path that could leave the directory")
+                return
+            counter[0] += 1
+            left = os.path.join(tmp, f"c{counter[0]}")
+            right = os.path.join(tmp, f"o{counter[0]}")
+            for root in (left, right):
+                os.makedirs(root)
+                _write_tree(root, tree)
+            try:
+                proc = subprocess.run([binary, text], cwd=left, env=env, capture_output=True, timeout=20)
+            except (OSError, ValueError) as exc:  # an argument the OS refuses (too long, ...)
+                report.count(f"skipped: cannot pass to Codex ({type(exc).__name__})")
+                return
+            codex_ok = proc.returncode == 0
+            ws = vfs.Workspace(LocalBackend(right), mount=os.path.realpath(right))
+            try:
+                apply_patch(ws, text)
+                ours_ok = True
+            except vfs.VfsError:
+                ours_ok = False
+            codex_after, ours_after = _read_tree(left), _read_tree(right)
+            report.trials += 1
+            if codex_ok == ours_ok and codex_after == ours_after:
+                report.count(f"same ({'success' if ours_ok else 'failure'})")
+            else:
+                label = classify(tree, text, codex_ok, ours_ok, codex_after, ours_after)
+                report.count(f"differs: {label}")
+                if label == "unexplained" and len(report.notes) < 40:
+                    report.notes.append(
+                        f"unexplained: codex_ok={codex_ok} ours_ok={ours_ok} files={tree!r:.300} patch={text!r:.400} "
+                        f"codex_err={proc.stderr[:200]!r}"
+                    )
+            shutil.rmtree(left, ignore_errors=True)
+            shutil.rmtree(right, ignore_errors=True)
+
+        case()
+    return report.finish()
