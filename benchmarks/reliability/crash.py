@@ -32,6 +32,8 @@ from backends.base import TEMP_MARKER
 from backends.local import LocalBackend
 from benchmarks.reliability import Report
 
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 BIG_A = b"".join(b"line %06d of a file big enough to take a while to write\n" % i for i in range(9000))
 BIG_B = BIG_A[: 300 * 1024] + b"changed in B\n" + BIG_A[300 * 1024 :]
 
@@ -215,7 +217,7 @@ def _kill_once(root: str, delay: float, spawn: str) -> int:
         finally:
             os.close(fd)
         return os.waitstatus_to_exitcode(status)
-    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    env = {**os.environ, "PYTHONPATH": REPO}
     proc = subprocess.Popen(
         [sys.executable, "-m", "benchmarks.reliability.crash", "--child", root],
         env=env,

@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from benchmarks.reliability import Report
-from benchmarks.reliability.crash import TREE_A, _precise_sleep, flip
+from benchmarks.reliability.crash import REPO, TREE_A, _precise_sleep, flip
 
 LEASE_OPTIONS = {"vfs_lease_ttl": 1.0, "vfs_clock_skew": 0.2}
 
@@ -79,7 +79,7 @@ def run(trials: int = 200, *, seed: int = 0, endpoint: Any = None) -> Report:
     report.notes.append(
         f"one flip on moto takes {cycle * 1000:.1f} ms; kill delays uniform over [0, {span * 1000:.0f} ms]"
     )
-    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    env = {**os.environ, "PYTHONPATH": REPO}
     for trial in range(trials):
         delay = rng.uniform(0, span)
         proc = subprocess.Popen(
