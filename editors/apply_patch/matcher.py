@@ -88,10 +88,15 @@ class SourceText:
         return cls(texts, endings, preferred, bom)
 
     def render(self) -> str:
-        parts: list[str] = [""] * (2 * len(self.texts))
-        parts[0::2] = self.texts
-        parts[1::2] = self.endings
-        body = "".join(parts)
+        endings = self.endings
+        if endings and endings[-1] and endings.count(endings[0]) == len(endings):
+            # One line ending throughout (the common case): a single join, no interleaving.
+            body = endings[0].join(self.texts) + endings[0]
+        else:
+            parts: list[str] = [""] * (2 * len(self.texts))
+            parts[0::2] = self.texts
+            parts[1::2] = endings
+            body = "".join(parts)
         return BOM + body if self.bom else body
 
     def replaced(self, replacements: Sequence[Replacement]) -> SourceText:
@@ -123,8 +128,11 @@ class SourceText:
 class LineIndex:
     """Per-pass line keys of a file, built lazily, for a fast forward search.
 
-    A pass is rejected at once when a pattern line's key occurs nowhere in the file (set lookup);
-    otherwise candidates come from a C-level ``list.index`` scan for the pattern's longest key.
+    Candidates come from a C-level ``list.index`` scan for the pattern's longest key, forward from
+    where the previous chunk ended, so a patch whose chunks all match costs one pass over the file
+    in all. After a pass has missed once, it also keeps the set of its keys, so that a pattern
+    with a line that occurs nowhere in the file is rejected at once instead of by a scan to the
+    end (no quadratic cost when many chunks need a lenient pass).
     """
 
     def __init__(self, lines: Sequence[str]) -> None:
@@ -160,8 +168,8 @@ class LineIndex:
             except ValueError:
                 return None
             return found
-        present = self.key_set(level)
-        if not all(key in present for key in wanted):
+        present = self._key_sets.get(level)  # built after this pass's first miss
+        if present is not None and not all(key in present for key in wanted):
             return None
         # Scan for the longest key of the pattern (likely the rarest), then verify the window.
         offset = max(range(width), key=lambda k: len(wanted[k]))
@@ -172,6 +180,8 @@ class LineIndex:
             try:
                 position = keys.index(anchor, position, stop)
             except ValueError:
+                if present is None:
+                    self.key_set(level)
                 return None
             at = position - offset
             if keys[at : at + width] == wanted:
