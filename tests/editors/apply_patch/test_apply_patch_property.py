@@ -118,7 +118,7 @@ def test_add_file_writes_lines_with_lf(lines: list[str]) -> None:
     patch = parse_patch(
         "*** Begin Patch\n*** Add File: new.txt\n" + "".join(f"+{t}\n" for t in lines) + "*** End Patch"
     )
-    if not lines:
-        return  # an Add File without lines is an Update-less header: covered by the parser tests
     plan = plan_patch(patch, lambda path: None)
+    # no lines: an empty file (Codex's parser accepts it, though the grammar asks for one line)
     assert plan.changes[0].after == "".join(t + "\n" for t in lines).encode("utf-8")
+    assert plan.summary == "Success. Updated the following files:\nA new.txt\n"
