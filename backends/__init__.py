@@ -41,7 +41,10 @@ REGISTRY: dict[str, BackendEntry] = {
 
 
 def scheme_of(url: str) -> str:
-    """``"s3://b/p"`` -> ``"s3"``; a plain path (also ``C:\\x``) -> ``""``."""
+    """``"s3://b/p"`` -> ``"s3"``; a plain path (also ``C:\\x``) -> ``""``; a chained fsspec
+    URL (``simplecache::s3://...``) -> ``"::"``, which only the generic fsspec backend serves."""
+    if "::" in url:
+        return "::"
     head, sep, _ = url.partition("://")
     if not sep or len(head) < 2 or not head.replace("+", "").replace("-", "").isalnum():
         return ""

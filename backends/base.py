@@ -23,7 +23,7 @@ Conditional writes
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, Protocol, runtime_checkable
@@ -159,6 +159,45 @@ class Backend(Protocol):
     def close(self) -> None:
         """Release resources (connections, lock handles)."""
         ...
+
+
+@dataclass(frozen=True)
+class WriteItem:
+    """One write of a batch; the fields mean what the arguments of ``Backend.write`` mean."""
+
+    key: str
+    data: bytes
+    mode: int | None = None
+    if_version: str | None = None
+    if_absent: bool = False
+
+
+@dataclass(frozen=True)
+class DeleteItem:
+    key: str
+    if_version: str | None = None
+
+
+@runtime_checkable
+class BatchBackend(Protocol):
+    """Optional: many single-key primitives at once, run concurrently by the backend (S3).
+
+    Each method returns a list aligned with its input: for every item the value the single-item
+    primitive returns, or the exception instance it would have raised (``None`` for a successful
+    delete). One item's failure never stops the others; items are independent and each is exactly
+    as atomic and as conditional as its single-item call (a batch is not a transaction). vfs uses
+    these when a backend has them, so an N-file commit costs a few round trips, not N.
+    """
+
+    def stat_many(self, keys: Sequence[str]) -> list[FileInfo | BaseException | None]: ...
+
+    def read_many(self, keys: Sequence[str]) -> list[tuple[bytes, FileInfo] | BaseException]: ...
+
+    def write_many(self, items: Sequence[WriteItem]) -> list[FileInfo | BaseException]: ...
+
+    def delete_many(self, items: Sequence[DeleteItem]) -> list[BaseException | None]: ...
+
+    def matches_many(self, items: Sequence[tuple[str, str | None]]) -> list[bool | BaseException]: ...
 
 
 def iter_parents(key: str) -> Iterator[str]:

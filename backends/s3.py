@@ -69,59 +69,23 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, TypeVar
 
-from backends.base import Capabilities, FileInfo, PreconditionFailed, iter_parents, parent_of
+from backends.base import (
+    Capabilities,
+    DeleteItem,
+    FileInfo,
+    PreconditionFailed,
+    WriteItem,
+    iter_parents,
+    parent_of,
+)
 
 T = TypeVar("T")
 
 _VID_SEP = "|vid="
 MiB = 2**20
-
-
-# -- the batch extension (proposed for backends/base.py) ----------------------------------------
-
-
-@dataclass(frozen=True)
-class WriteItem:
-    """One write of a batch; the fields mean what the arguments of ``Backend.write`` mean."""
-
-    key: str
-    data: bytes
-    mode: int | None = None
-    if_version: str | None = None
-    if_absent: bool = False
-
-
-@dataclass(frozen=True)
-class DeleteItem:
-    key: str
-    if_version: str | None = None
-
-
-@runtime_checkable
-class BatchBackend(Protocol):
-    """Optional: many single-key primitives at once, run concurrently by the backend.
-
-    Each method returns a list aligned with its input: for every item either the value the
-    single-item primitive returns or the exception instance it would have raised (``None`` for a
-    successful ``delete``). A failure of one item never stops the others, and the call itself
-    only raises for a failure that is not about one item (a programming error). Items are
-    independent: no ordering between them is promised, and each is exactly as atomic and as
-    conditional as its single-item call (a batch is not a transaction).
-    """
-
-    def stat_many(self, keys: Sequence[str]) -> list[FileInfo | BaseException | None]: ...
-
-    def read_many(self, keys: Sequence[str]) -> list[tuple[bytes, FileInfo] | BaseException]: ...
-
-    def write_many(self, items: Sequence[WriteItem]) -> list[FileInfo | BaseException]: ...
-
-    def delete_many(self, items: Sequence[DeleteItem]) -> list[BaseException | None]: ...
-
-    def matches_many(self, items: Sequence[tuple[str, str | None]]) -> list[bool | BaseException]: ...
 
 
 # -- helpers ----------------------------------------------------------------------------------

@@ -6,13 +6,23 @@ the message and picks the stable code. Nothing else in vfs catches backend excep
 
 from __future__ import annotations
 
+import builtins
 import errno
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from backends import open_backend
-from backends.base import Backend, EscapesRoot, FileInfo, NotRegular, PreconditionFailed
+from backends.base import (
+    Backend,
+    BatchBackend,
+    DeleteItem,
+    EscapesRoot,
+    FileInfo,
+    NotRegular,
+    PreconditionFailed,
+    WriteItem,
+)
 from vfs.errors import (
     Exists,
     InvalidArgument,
@@ -126,7 +136,7 @@ class Storage:
     def delete(self, key: str, *, if_version: str | None = None) -> None:
         self._call("delete", key, lambda: self.backend.delete(key, if_version=if_version))
 
-    def list(self, key: str) -> list[FileInfo]:
+    def list(self, key: str) -> builtins.list[FileInfo]:
         return self._call("list", key, lambda: self.backend.list(key))
 
     def mkdir(self, key: str) -> None:
@@ -140,6 +150,73 @@ class Storage:
 
     def resolve(self, key: str) -> str:
         return self._call("resolve", key, lambda: self.backend.resolve(key))
+
+    # -- batches: concurrent on a BatchBackend (S3), a plain loop elsewhere ---------------------
+
+    @property
+    def batches(self) -> bool:
+        return isinstance(self.backend, BatchBackend)
+
+    def _raise_first(self, keys: Sequence[str], results: Sequence[object], action: str) -> None:
+        for key, result in zip(keys, results, strict=True):
+            if isinstance(result, BaseException):
+                raise translate(result, self.display(key), action, self.mode) from result
+
+    def stat_many(self, keys: Sequence[str]) -> builtins.list[FileInfo | None]:
+        if not isinstance(self.backend, BatchBackend) or len(keys) < 2:
+            return [self.stat(k) for k in keys]
+        results = self._call("stat", keys[0], lambda: self.backend.stat_many(keys))  # type: ignore[attr-defined]
+        self._raise_first(keys, results, "stat")
+        return list(results)
+
+    def read_many(self, keys: Sequence[str]) -> builtins.list[tuple[bytes, FileInfo] | VfsError]:
+        """Per key: the bytes and info, or the (translated) error; never raises for one key."""
+        if not isinstance(self.backend, BatchBackend) or len(keys) < 2:
+            out: builtins.list[tuple[bytes, FileInfo] | VfsError] = []
+            for key in keys:
+                try:
+                    out.append(self.read(key))
+                except VfsError as exc:
+                    out.append(exc)
+            return out
+        results = self._call("read", keys[0], lambda: self.backend.read_many(keys))  # type: ignore[attr-defined]
+        return [
+            translate(r, self.display(k), "read", self.mode) if isinstance(r, BaseException) else r
+            for k, r in zip(keys, results, strict=True)
+        ]
+
+    def matches_many(self, items: Sequence[tuple[str, str | None]]) -> builtins.list[bool]:
+        if not isinstance(self.backend, BatchBackend) or len(items) < 2:
+            return [self.matches(k, v) for k, v in items]
+        keys = [k for k, _ in items]
+        results = self._call("check", keys[0], lambda: self.backend.matches_many(items))  # type: ignore[attr-defined]
+        self._raise_first(keys, results, "check")
+        return [bool(r) for r in results]
+
+    def write_many(self, items: Sequence[WriteItem]) -> builtins.list[FileInfo | VfsError]:
+        """Per item: the new info or the (translated) error; a failure never stops the others
+        on a batch backend (the caller rolls back what landed), and stops the loop elsewhere."""
+        if not isinstance(self.backend, BatchBackend) or len(items) < 2:
+            done: builtins.list[FileInfo | VfsError] = []
+            for i in items:
+                done.append(self.write(i.key, i.data, mode=i.mode, if_version=i.if_version, if_absent=i.if_absent))
+            return done
+        results = self._call("write", items[0].key, lambda: self.backend.write_many(items))  # type: ignore[attr-defined]
+        return [
+            translate(r, self.display(i.key), "write", self.mode) if isinstance(r, BaseException) else r
+            for i, r in zip(items, results, strict=True)
+        ]
+
+    def delete_many(self, items: Sequence[DeleteItem]) -> builtins.list[VfsError | None]:
+        if not isinstance(self.backend, BatchBackend) or len(items) < 2:
+            for i in items:
+                self.delete(i.key, if_version=i.if_version)
+            return [None] * len(items)
+        results = self._call("delete", items[0].key, lambda: self.backend.delete_many(items))  # type: ignore[attr-defined]
+        return [
+            translate(r, self.display(i.key), "delete", self.mode) if isinstance(r, BaseException) else None
+            for i, r in zip(items, results, strict=True)
+        ]
 
     @contextmanager
     def lock(self, key: str, timeout: float) -> Iterator[None]:

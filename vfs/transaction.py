@@ -21,12 +21,12 @@ import builtins
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal
 
-from backends.base import FileInfo, iter_parents, parent_of
+from backends.base import DeleteItem, FileInfo, WriteItem, iter_parents, parent_of
 from vfs.errors import (
     Aborted,
     Exists,
@@ -171,6 +171,13 @@ class Transaction:
             if staged.state == "directory":
                 raise IsADirectory(f"The path {display} is a directory.", path=display)
             raise NotFound(f"The path {display} does not exist.", path=display)
+        cached = self._seen.get(key)
+        if cached is not None and cached.state == "file" and cached.data is not None:
+            # Read once per transaction: commit re-checks the version, so the bytes stay valid.
+            return Read(display, cached.data, cached.version, cached.mode)
+        if cached is not None and cached.state == "absent":
+            self._require_dir_parents(key)
+            raise NotFound(f"The path {display} does not exist.", path=display)
         try:
             data, info = self._ws._read_key(key)
         except NotFound:
@@ -192,6 +199,27 @@ class Transaction:
 
     def read_bytes(self, path: str) -> bytes:
         return self.read(path).data
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        """Read many files at once (concurrently on a batching backend such as S3), so the
+        :meth:`read` calls that follow are served from memory. Errors surface at those reads."""
+        self._require_open()
+        keys = []
+        for path in paths:
+            try:
+                key = self._key(path)
+            except VfsError:
+                continue  # reported, in its turn, by the read of that path
+            if key not in self._staged and key not in self._seen and key not in keys:
+                keys.append(key)
+        if len(keys) < 2 or not self._storage.batches:
+            return
+        for key, result in zip(keys, self._storage.read_many(keys), strict=True):
+            if isinstance(result, NotFound):
+                self._seen[key] = _Seen("absent")
+            elif not isinstance(result, VfsError) and len(result[0]) <= self._ws.max_file_bytes:
+                data, info = result
+                self._seen[key] = _Seen("file", info.version, info.mode, data)
 
     def stat(self, path: str) -> Stat:
         self._require_open()
@@ -368,9 +396,12 @@ class Transaction:
                 crash_point("journaled")
                 for key in journal.created_dirs:
                     self._storage.mkdir(key)
-                for index, target in enumerate(journal.targets):
-                    written[target.key] = self._apply(target)
-                    crash_point(f"applied-{index}")
+                if self._storage.batches:
+                    self._apply_batched(journal, written)
+                else:
+                    for index, target in enumerate(journal.targets):
+                        written[target.key] = self._apply(target)
+                        crash_point(f"applied-{index}")
                 done = self._done_record(journal, written)
                 crash_point("before-mark")
                 self._storage.write(f"{ws._tx_key}/{journal.txid}.done", done.encode())
@@ -436,14 +467,15 @@ class Transaction:
 
     def _check_seen(self) -> None:
         """Everything read or targeted must still be exactly what this transaction first saw."""
+        plain = [
+            (k, s.version if s.state == "file" else None)
+            for k, s in self._seen.items()
+            if s.state in ("file", "absent")
+        ]
+        verdicts = dict(zip((k for k, _ in plain), self._storage.matches_many(plain), strict=True))
         for key, seen in self._seen.items():
-            if seen.state == "directory":
-                info = self._storage.stat(key)
-                ok = info is not None and info.kind == "directory"
-            elif seen.state == "file":
-                ok = self._storage.matches(key, seen.version)
-            elif seen.state == "absent":
-                ok = self._storage.matches(key, None)
+            if key in verdicts:
+                ok = verdicts[key]
             else:
                 info = self._storage.stat(key)
                 ok = info is not None and info.kind == seen.state
@@ -460,14 +492,22 @@ class Transaction:
     def _prepare_journal(self, targets: builtins.list[str]) -> Journal:
         records: builtins.list[TargetRecord] = []
         pre_images: dict[int, bytes] = {}
-        created_dirs: builtins.list[str] = []
+        base_len = len(self._ws._mapper.base_key)
+        ancestors = sorted({a for key in targets for a in iter_parents(key) if len(a) > base_len and a not in targets})
+        missing = {a for a, info in zip(ancestors, self._storage.stat_many(ancestors), strict=True) if info is None}
+        created_dirs = sorted(missing, key=lambda k: (k.count("/"), k))
+        unread = [k for k in targets if self._seen[k].state == "file" and self._seen[k].data is None]
+        for key, result in zip(unread, self._storage.read_many(unread), strict=True):
+            if isinstance(result, VfsError):
+                raise result
+            data, info = result
+            seen = self._seen[key]
+            if info.version != seen.version and not self._storage.matches(key, seen.version):
+                path = self._display(key)
+                raise StaleVersion(f'cannot write "{path}": file changed since it was read', path=path)
+            seen.data = data
         for key in targets:
             staged, seen = self._staged[key], self._seen[key]
-            for ancestor in (*iter_parents(key), *([key] if staged.state == "directory" else [])):
-                if ancestor == key or ancestor in created_dirs or len(ancestor) <= len(self._ws._mapper.base_key):
-                    continue
-                if self._storage.stat(ancestor) is None:
-                    created_dirs.append(ancestor)
             record = TargetRecord(
                 key=key,
                 path=self._display(key),
@@ -479,17 +519,10 @@ class Transaction:
                 after_mode=staged.mode,
             )
             if seen.state == "file":
-                data = seen.data
-                if data is None:
-                    data, info = self._storage.read(key)
-                    if info.version != seen.version and not self._storage.matches(key, seen.version):
-                        raise StaleVersion(
-                            f'cannot write "{record.path}": file changed since it was read', path=record.path
-                        )
-                pre_images[len(records)] = data
-                record.before_sha = digest(data)
+                assert seen.data is not None  # read above
+                pre_images[len(records)] = seen.data
+                record.before_sha = digest(seen.data)
             records.append(record)
-        created_dirs.sort(key=lambda k: k.count("/"))
         return Journal(new_txid(), self.label, time.time(), records, created_dirs, self._undo_of, pre_images)
 
     def _apply(self, target: TargetRecord) -> str | None:
@@ -513,6 +546,39 @@ class Transaction:
         else:
             self._storage.delete(target.key, if_version=target.before_version)
         return None
+
+    def _apply_batched(self, journal: Journal, written: dict[str, str | None]) -> None:
+        """All file writes at once, then all file deletes at once (directories one by one)."""
+        writes = [t for t in journal.targets if t.after == "file"]
+        deletes = [t for t in journal.targets if t.after == "absent" and t.before == "file"]
+        items = [
+            WriteItem(
+                t.key,
+                self._staged[t.key].data or b"",
+                self._staged[t.key].mode,
+                t.before_version if t.before == "file" else None,
+                t.before == "absent",
+            )
+            for t in writes
+        ]
+        results = self._storage.write_many(items)
+        for target, result in zip(writes, results, strict=True):
+            if not isinstance(result, VfsError):
+                written[target.key] = result.version
+        errors = [r for r in results if isinstance(r, VfsError)]
+        if errors:
+            raise errors[0]
+        crash_point("applied-writes")
+        delete_results = self._storage.delete_many([DeleteItem(t.key, t.before_version) for t in deletes])
+        for target, error in zip(deletes, delete_results, strict=True):
+            if error is None:
+                written[target.key] = None
+        failed = [e for e in delete_results if e is not None]
+        if failed:
+            raise failed[0]
+        for target in journal.targets:
+            if "directory" in (target.before, target.after):
+                written[target.key] = self._apply(target)
 
     def _done_record(self, journal: Journal, written: dict[str, str | None]) -> DoneRecord:
         changes: list[tuple[str, str]] = []

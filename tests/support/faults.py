@@ -9,6 +9,9 @@ from typing import Any
 from backends.base import Backend
 
 PRIMITIVES = ("stat", "read", "write", "delete", "list", "mkdir", "rmdir", "matches", "resolve", "lock")
+# A batch is counted item by item, and a failing item is returned in its slot (the others still
+# run), exactly as a real batching backend reports a partial failure.
+BATCHES = ("stat_many", "read_many", "write_many", "delete_many", "matches_many")
 
 
 def eio(name: str, n: int) -> BaseException:
@@ -61,6 +64,8 @@ class FaultyBackend:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.inner, name)
+        if name in BATCHES:
+            return self._batch(name)
         if name not in PRIMITIVES:
             return attr
 
@@ -69,3 +74,28 @@ class FaultyBackend:
             return attr(*args, **kwargs)
 
         return wrapped
+
+    def _batch(self, name: str) -> Callable[[Any], list[Any]]:
+        single = name.removesuffix("_many")
+
+        def run_one(item: Any) -> Any:
+            self._tick(single)
+            inner = getattr(self.inner, single)
+            if single == "write":
+                return inner(item.key, item.data, mode=item.mode, if_version=item.if_version, if_absent=item.if_absent)
+            if single == "delete":
+                return inner(item.key, if_version=item.if_version)
+            if single == "matches":
+                return inner(*item)
+            return inner(item)
+
+        def batch(items: Any) -> list[Any]:
+            out: list[Any] = []
+            for item in items:
+                try:
+                    out.append(run_one(item))
+                except Exception as exc:  # noqa: BLE001 - reported in its slot, as the batch contract says
+                    out.append(exc)
+            return out
+
+        return batch
