@@ -87,6 +87,8 @@ def apply_patch(
     patch = parse_patch(patch_text)
     tx = workspace.transaction(label=label)
     with tx:
+        # One concurrent round of reads on a batching backend (S3) instead of one per file.
+        tx.prefetch(p for h in patch.hunks for p in (h.path, getattr(h, "move_path", None)) if p)
         plan = plan_patch(patch, _reader(tx), resolve=workspace.to_path)
         for step in plan.steps:
             _stage(tx, step)
