@@ -473,13 +473,11 @@ class Transaction:
             if s.state in ("file", "absent")
         ]
         verdicts = dict(zip((k for k, _ in plain), self._storage.matches_many(plain), strict=True))
+        others = [k for k in self._seen if k not in verdicts]
+        for key, info in zip(others, self._storage.stat_many(others), strict=True):
+            verdicts[key] = info is not None and info.kind == self._seen[key].state
         for key, seen in self._seen.items():
-            if key in verdicts:
-                ok = verdicts[key]
-            else:
-                info = self._storage.stat(key)
-                ok = info is not None and info.kind == seen.state
-            if not ok:
+            if not verdicts[key]:
                 display = self._display(key)
                 if seen.state == "absent":
                     raise StaleVersion(
@@ -493,7 +491,12 @@ class Transaction:
         records: builtins.list[TargetRecord] = []
         pre_images: dict[int, bytes] = {}
         base_len = len(self._ws._mapper.base_key)
-        ancestors = sorted({a for key in targets for a in iter_parents(key) if len(a) > base_len and a not in targets})
+        # On an object store a key's prefixes exist by implication: no parent needs creating.
+        ancestors = sorted(
+            {a for key in targets for a in iter_parents(key) if len(a) > base_len and a not in targets}
+            if self._ws.capabilities.real_directories
+            else ()
+        )
         missing = {a for a, info in zip(ancestors, self._storage.stat_many(ancestors), strict=True) if info is None}
         created_dirs = sorted(missing, key=lambda k: (k.count("/"), k))
         unread = [k for k in targets if self._seen[k].state == "file" and self._seen[k].data is None]

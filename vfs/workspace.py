@@ -58,6 +58,7 @@ class Workspace:
         self._meta_key = self._mapper.meta_key
         self._tx_key = f"{self._meta_key}/tx"
         self._lock_key = f"{self._meta_key}/lock"
+        self._meta_ready = False
         self.max_file_bytes = max_file_bytes
         self.lock_timeout = lock_timeout
         self._history = History(self, history_limit)
@@ -118,12 +119,15 @@ class Workspace:
         return sorted(out, key=lambda s: s.path)
 
     def _ensure_meta(self) -> None:
+        if self._meta_ready:
+            return
         for key in (self._meta_key, self._tx_key):
             if self._storage.stat(key) is None:
                 try:
                     self._storage.mkdir(key)
                 except Exists:
                     pass  # another client created it between our stat and mkdir: just as good
+        self._meta_ready = True  # vfs never removes it: checked once per workspace object
 
     @contextmanager
     def _commit_lock(self) -> Iterator[None]:
