@@ -11,6 +11,7 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 # verb -> (module, one-line help). Sorted by how often people use them.
 VERBS: dict[str, tuple[str, str]] = {
@@ -37,14 +38,21 @@ def _available_verbs() -> dict[str, tuple[str, str]]:
     return {verb: spec for verb, spec in VERBS.items() if importlib.util.find_spec(spec[0]) is not None}
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors as one line (``vfs apply: error: ...``), exit 2; ``--help`` shows the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="vfs",
         description="A transactional filesystem for coding agents.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     for name, (module_name, help_text) in _available_verbs().items():
         sp = sub.add_parser(name, help=help_text, description=help_text)
         if name == verb:  # only the verb that runs pays for importing its module

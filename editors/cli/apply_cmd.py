@@ -7,6 +7,7 @@ exit 0. Failure: Codex's error text on stderr, exit 1, and nothing changed. Usag
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import vfs
@@ -24,7 +25,13 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
     )
     add_workspace_args(parser)
     parser.add_argument("--diff", action="store_true", help="also print a unified diff of the changes")
-    parser.add_argument("--dry-run", action="store_true", help="check and report, but change nothing")
+    parser.add_argument("--dry-run", action="store_true", help="check the patch and show its diff, but change nothing")
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the diff (auto: when stdout is a terminal and NO_COLOR is unset)",
+    )
     parser.add_argument("patch", nargs="?", metavar="PATCH", help="the patch text (default: read stdin)")
 
 
@@ -42,6 +49,39 @@ def _write(stream: object, text: str) -> None:
 def _error(text: str) -> None:
     """One message and a line break, like Rust's ``eprintln!`` (even if the text ends with one)."""
     _write(sys.stderr, text + "\n")
+
+
+ANSI = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m", "header": "\x1b[1m", "reset": "\x1b[0m"}
+
+
+def _use_color(choice: str, stream: object) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
+
+
+def colorize(diff: str) -> str:
+    """ANSI colours for a unified diff: headers bold, additions green, removals red, hunks cyan."""
+    out = []
+    for line in diff.splitlines(keepends=True):
+        if line.startswith(("+++", "---")):
+            color = ANSI["header"]
+        elif line[:1] in ("+", "-", "@"):
+            color = ANSI[line[:1]]
+        else:
+            out.append(line)
+            continue
+        body = line.rstrip("\r\n")
+        out.append(f"{color}{body}{ANSI['reset']}{line[len(body) :]}")
+    return "".join(out)
+
+
+def _progress(message: str) -> None:
+    """A transient status line on a terminal (large patches, slow remote stores); silent otherwise."""
+    if sys.stderr.isatty():
+        sys.stderr.write(f"\r\x1b[2K{message}" if message else "\r\x1b[2K")
+        sys.stderr.flush()
 
 
 def _read_patch(args: argparse.Namespace) -> tuple[str | None, int]:
@@ -77,8 +117,9 @@ def run(args: argparse.Namespace) -> int:
     except vfs.VfsError as exc:
         _error(exc.message)
         return EXIT_FAILURE
+    _progress(f"applying patch to {workspace.root} ...")
     try:
-        result = apply_patch(workspace, patch, diff=args.diff, dry_run=args.dry_run)
+        result = apply_patch(workspace, patch, diff=args.diff or args.dry_run, dry_run=args.dry_run)
     except ApplyPatchError as exc:
         _error(exc.cli_message)
         return EXIT_FAILURE
@@ -86,8 +127,15 @@ def run(args: argparse.Namespace) -> int:
         _error(exc.message)
         return EXIT_FAILURE
     finally:
+        _progress("")
         workspace.close()
-    _write(sys.stdout, result.summary)
+    if args.dry_run:  # Codex's summary, reworded so nobody mistakes it for a change made
+        lines = result.summary.split("\n", 1)
+        _write(
+            sys.stdout, "Dry run: nothing was changed. The patch would update:\n" + (lines[1] if len(lines) > 1 else "")
+        )
+    else:
+        _write(sys.stdout, result.summary)
     if result.diff:
-        _write(sys.stdout, result.diff)
+        _write(sys.stdout, colorize(result.diff) if _use_color(args.color, sys.stdout) else result.diff)
     return EXIT_OK

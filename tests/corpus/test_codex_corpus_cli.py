@@ -80,8 +80,11 @@ def test_root_option_diff_and_dry_run(tmp_path: Path) -> None:
     dry = run_cli(tmp_path, "--root", str(root), "--dry-run", "--diff", patch)
     assert dry.returncode == 0, dry.stderr
     assert dry.stdout == (
-        b"Success. Updated the following files:\nM a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-1\n+2\n"
+        b"Dry run: nothing was changed. The patch would update:\nM a.txt\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-1\n+2\n"
     )
+    coloured = run_cli(tmp_path, "--root", str(root), "--dry-run", "--color", "always", patch)
+    assert b"\x1b[31m-1\x1b[0m\n\x1b[32m+2\x1b[0m\n" in coloured.stdout
+    assert b"\x1b[" not in run_cli(tmp_path, "--root", str(root), "--dry-run", patch).stdout  # not a terminal
     assert (root / "a.txt").read_bytes() == b"1\n"
     done = run_cli(tmp_path, "--root", str(root), patch)
     assert done.returncode == 0 and (root / "a.txt").read_bytes() == b"2\n"
