@@ -35,9 +35,7 @@ HANG_SECONDS = 10.0
 
 #: Bugs already reported (each has a strict-xfail regression test): failures whose text contains
 #: a signature are counted under ``known bug: ...`` instead of failing the run.
-KNOWN_BUGS = {
-    "unknown storage options for a local root": "CLI: unknown --storage-option escapes as TypeError",
-}
+KNOWN_BUGS: dict[str, str] = {}  # the unknown-storage-option TypeError was fixed in 0037b02
 
 # -- generators -----------------------------------------------------------------------------------
 
