@@ -5,8 +5,15 @@ the ``@@`` anchor first; four passes (exact, right-trimmed, trimmed, trimmed wit
 punctuation folded to ASCII), each over every candidate position before the next; ``*** End of
 File`` tries only the last window; a pattern ending with an empty line is retried without it.
 
-The search is indexed (line key -> sorted positions, built lazily per pass), so a patch with many
-chunks on a large file costs about one pass over the file per leniency level, not one per chunk.
+The search goes forward (a C-level scan from where the previous chunk ended, plus a set of a
+pass's keys once it has missed), so a patch with many chunks on a large file costs about one pass
+over the file per leniency level, not one per chunk.
+
+Fast path (:func:`apply_exact`): when the file has LF endings only and every chunk is found by
+its exact lines, the chunks are located with ``str.find`` on the text itself and the result is
+assembled from slices: no line objects at all (several times faster and smaller on large files).
+Anything else falls back to the line model below, which then decides everything afresh, so the
+results and errors are the general path's own.
 
 Line-ending model (Codex's preserve mode, ours always): ``\\r\\n``, lone ``\\r`` and ``\\n`` each end
 a line; each line keeps its own ending; inserted lines take the file's first-seen ending (LF if
@@ -288,6 +295,87 @@ def compute_replacements(
 
 def apply_chunks(text: str, chunks: Sequence[Chunk], path: str) -> str:
     """The new content of a text file after an update's chunks (errors name ``path``)."""
+    fast = apply_exact(text, chunks)
+    if fast is not None:
+        return fast
     source = SourceText.parse(text)
     replacements = compute_replacements(source.texts, chunks, path)
     return source.replaced(replacements).render()
+
+
+# -- fast path: exact matches in an LF file, on the text itself -----------------------------------
+
+
+def _find_lines(text: str, body: str, cursor: int) -> int:
+    """Offset of the first line start >= ``cursor`` where ``body`` (whole lines, each ending with
+    ``\\n``) occurs in ``text``; -1 if none. ``cursor`` is a line start (0 or just after a ``\\n``)."""
+    if cursor == 0:
+        if text.startswith(body):
+            return 0
+        found = text.find("\n" + body)
+    else:
+        found = text.find("\n" + body, cursor - 1)
+    return found + 1 if found >= 0 else -1
+
+
+def _joined(lines: Sequence[str]) -> str:
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def apply_exact(text: str, chunks: Sequence[Chunk]) -> str | None:
+    """The fast path of :func:`apply_chunks`: every chunk found by its exact lines in an LF file.
+
+    Works on the text itself (``str.find`` of whole lines) instead of a list of line objects.
+    Returns ``None`` as soon as anything needs the general path (a CR in the file, no final line
+    break, a chunk not found exactly, ``*** End of File``): the general path then redoes
+    everything, so results and errors are always exactly its own.
+    """
+    bom = text.startswith(BOM)
+    if bom:
+        text = text[1:]
+    if not text or "\r" in text or text[-1] != "\n":
+        return None
+    edits: list[tuple[int, int, str]] = []
+    cursor = 0  # offset of the line where the search resumes (Codex's line_index)
+    for chunk in chunks:
+        for context in chunk.contexts:
+            body = context + "\n"
+            at = _find_lines(text, body, cursor)
+            if at < 0:
+                return None
+            cursor = at + len(body)
+        if not chunk.old_lines:
+            at = cursor if chunk.contexts and not chunk.is_end_of_file else len(text)
+            edits.append((at, at, _joined(chunk.new_lines)))
+            continue
+        if chunk.is_end_of_file:
+            return None
+        old_lines, new_lines = chunk.old_lines, chunk.new_lines
+        body = "\n".join(old_lines) + "\n"
+        at = _find_lines(text, body, cursor)
+        if at < 0:
+            return None
+        cursor = at + len(body)
+        # As the general path: context lines are left out of the edits (so that edits at the same
+        # offset come in the same order), i.e. one edit per run of changed lines.
+        offsets = [at]
+        for line in old_lines:
+            offsets.append(offsets[-1] + len(line) + 1)
+        old_start = new_start = 0
+        for old_context, new_context in chunk.context_line_indices:
+            if old_start != old_context or new_start != new_context:
+                edits.append((offsets[old_start], offsets[old_context], _joined(new_lines[new_start:new_context])))
+            old_start, new_start = old_context + 1, new_context + 1
+        if old_start != len(old_lines) or new_start != len(new_lines):
+            edits.append((offsets[old_start], offsets[len(old_lines)], _joined(new_lines[new_start:])))
+    edits.sort(key=lambda edit: edit[0])
+    pieces: list[str] = [BOM] if bom else []
+    done = 0
+    for start, end, new in edits:
+        if start < done:
+            return None
+        pieces.append(text[done:start])
+        pieces.append(new)
+        done = end
+    pieces.append(text[done:])
+    return "".join(pieces)

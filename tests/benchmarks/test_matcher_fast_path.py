@@ -1,0 +1,83 @@
+"""The apply_patch fast path (``matcher.apply_exact``, added for the benchmarks' large-file
+workloads) must give exactly what the general line model gives, whenever it gives anything."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from editors.apply_patch.errors import ApplyPatchError
+from editors.apply_patch.matcher import SourceText, apply_exact, compute_replacements
+from editors.apply_patch.parser import parse_patch
+
+VOCAB = ["", "a", "b", "  a", "a  ", "x = 1", "\tb", "def f():", "return x", "}", "\u2014q", "'q'"]
+
+
+def general(text: str, chunks: list) -> str | ApplyPatchError:
+    try:
+        source = SourceText.parse(text)
+        return source.replaced(compute_replacements(source.texts, chunks, "f")).render()
+    except ApplyPatchError as exc:
+        return exc
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[str, str]:
+    lines = draw(st.lists(st.sampled_from(VOCAB), max_size=14))
+    eol = draw(st.sampled_from(["\n"] * 6 + ["\r\n", "mixed"]))
+    if eol == "mixed":
+        text = "".join(line + draw(st.sampled_from(["\n", "\r\n", "\r"])) for line in lines)
+    else:
+        text = "".join(line + eol for line in lines)
+    if text and draw(st.integers(0, 19)) == 0:
+        text = text[:-1]
+    if draw(st.integers(0, 9)) == 0:
+        text = "\ufeff" + text
+    out = ["*** Begin Patch", "*** Update File: f"]
+    for _ in range(draw(st.integers(1, 4))):
+        anchor = draw(st.sampled_from(["@@", "@@", "@@ " + draw(st.sampled_from(lines + VOCAB))]))
+        out.append(anchor)
+        if draw(st.integers(0, 6)) == 0:
+            out.append("@@ " + draw(st.sampled_from(lines + VOCAB)))
+        if lines and draw(st.booleans()):
+            start = draw(st.integers(0, len(lines) - 1))
+            segment = lines[start : start + draw(st.integers(0, 4))]
+        else:
+            segment = draw(st.lists(st.sampled_from(VOCAB), max_size=4))
+        body = []
+        for line in segment:
+            kind = draw(st.sampled_from([" ", " ", "-", "-+"]))
+            body.append(kind[0] + line)
+            if kind == "-+":
+                body.append("+" + draw(st.sampled_from(VOCAB)))
+        if not body or draw(st.integers(0, 2)) == 0:
+            body.append("+" + draw(st.sampled_from(VOCAB)))
+        out.extend(body)
+        if draw(st.integers(0, 9)) == 0:
+            out.append("*** End of File")
+    out.append("*** End Patch")
+    return text, "\n".join(out)
+
+
+@settings(max_examples=800, deadline=None)
+@given(cases())
+def test_fast_path_agrees_with_the_line_model(case: tuple[str, str]) -> None:
+    text, patch_text = case
+    try:
+        chunks = parse_patch(patch_text).hunks[0].chunks  # type: ignore[union-attr]
+    except ApplyPatchError:
+        return
+    fast = apply_exact(text, chunks)
+    if fast is not None:
+        assert fast == general(text, chunks)
+
+
+def test_fast_path_declines_what_it_cannot_do_exactly() -> None:
+    chunks = parse_patch("*** Begin Patch\n*** Update File: f\n@@\n-a\n+b\n*** End Patch").hunks[0].chunks  # type: ignore[union-attr]
+    assert apply_exact("a\n", chunks) == "b\n"
+    assert apply_exact("x\na\n", chunks) == "x\nb\n"
+    assert apply_exact("\ufeffa\n", chunks) == "\ufeffb\n"
+    assert apply_exact("a\r\n", chunks) is None  # CRLF: the line model keeps the endings
+    assert apply_exact("a", chunks) is None  # no final line break
+    assert apply_exact("a \n", chunks) is None  # only a lenient pass would match
+    assert apply_exact("", chunks) is None
