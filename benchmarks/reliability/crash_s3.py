@@ -101,6 +101,8 @@ def run(trials: int = 200, *, seed: int = 0, endpoint: Any = None) -> Report:
         proc.stdout.close()
         report.trials += 1
         where = f"trial {trial} (delay {delay * 1000:.1f} ms)"
+        if proc.returncode != -signal.SIGKILL:
+            report.fail(f"{where}: the child exited with {proc.returncode} before it was killed (a flip failed)")
         raw = snapshot_tree(ws)
         pending = _pending(ws)
         report.count("killed with a pending journal (inside a commit)" if pending else "killed outside a commit")
