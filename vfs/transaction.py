@@ -545,6 +545,8 @@ class Transaction:
                 self._storage.mkdir(target.key)
             return None
         if target.before == "directory":
+            if not self._ws.capabilities.real_directories and self._storage.stat(target.key) is None:
+                return None  # an object-store "directory" that was only a prefix left with its last file
             self._storage.rmdir(target.key)
         else:
             self._storage.delete(target.key, if_version=target.before_version)

@@ -15,7 +15,6 @@ from benchmarks.reliability import crash_s3
 pytestmark = [pytest.mark.s3, pytest.mark.slow]
 
 
-@pytest.mark.xfail(strict=False, reason="the child's B -> A flip fails on S3 (see S3_RMDIR_BUG below)")
 def test_sigkill_at_random_instants_on_s3():
     report = crash_s3.run(2, seed=3)
     assert report.failures == [], report.render()
@@ -23,16 +22,8 @@ def test_sigkill_at_random_instants_on_s3():
     assert report.counts.get("ended in A", 0) + report.counts.get("ended in B", 0) == 2
 
 
-S3_RMDIR_BUG = (
-    "since 1abc434 an S3 commit writes no directory markers, so new/nested/deep exists only as a prefix; "
-    "a transaction that deletes its last file and then rmdirs it (tx.list says it is empty) fails at commit "
-    "in vfs/transaction.py _apply -> storage.rmdir with FS_NOT_FOUND (the prefix vanished with the file) "
-    "and rolls back: flipping B -> A never works on S3"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=S3_RMDIR_BUG)
 def test_flip_back_and_forth_on_s3():
+    """Regression: removing a prefix-only "directory" whose last file the same commit deletes."""
     from benchmarks.reliability import crash
     from tests.support import s3_servers
 
