@@ -68,6 +68,11 @@ def build(ctx: Context) -> Workload:
         last["cli"] = result = ctx.run(ctx.vfs_cli("apply"), stdin=patch_bytes, cwd=root)
         return result.time()
 
+    def cli_nofsync() -> Measured:
+        argv = ctx.vfs_cli("apply", "--storage-option", "fsync=false")
+        last["cli_nofsync"] = result = ctx.run(argv, stdin=patch_bytes, cwd=root)
+        return result.time()
+
     def codex() -> Measured:
         assert ctx.codex.path is not None
         last["codex"] = result = ctx.run([ctx.codex.path], stdin=patch_bytes, cwd=root)
@@ -92,6 +97,14 @@ def build(ctx: Context) -> Workload:
             settled,
             verify("codex", "codex"),
             missing=ctx.codex.missing,
+        ),
+        Series(
+            "ours.cli.nofsync",
+            "vfs apply, whole process, fsync off (not durable, like Codex; informative)",
+            "ours",
+            cli_nofsync,
+            settled,
+            verify("ours.cli.nofsync", "cli_nofsync"),
         ),
         Series(
             "ours.inproc.fresh",

@@ -58,6 +58,9 @@ def build(ctx: Context) -> Workload:
                verify("ours.cli")),
         Series("codex", "Codex apply_patch, whole process", "peer", run("codex", [ctx.codex.path or "apply_patch"]),
                settled, verify("codex"), missing=ctx.codex.missing),
+        Series("ours.nofsync", "vfs apply, fsync off (not durable, like Codex; informative)", "ours",
+               run("ours.nofsync", ctx.vfs_cli("apply", "--storage-option", "fsync=false")), settled,
+               verify("ours.nofsync")),
         Series("python", "python -c pass (interpreter start, the floor)", "baseline", floor,
                verify=lambda: check_process(last["floor"], "python -c pass")),
     ]  # fmt: skip
