@@ -491,11 +491,17 @@ class Transaction:
         records: builtins.list[TargetRecord] = []
         pre_images: dict[int, bytes] = {}
         base_len = len(self._ws._mapper.base_key)
-        # On an object store a key's prefixes exist by implication: no parent needs creating.
+        # On an object store a file's prefixes exist by implication: only an explicit directory
+        # (a marker object) needs its parents made too.
+        real_dirs = self._ws.capabilities.real_directories
         ancestors = sorted(
-            {a for key in targets for a in iter_parents(key) if len(a) > base_len and a not in targets}
-            if self._ws.capabilities.real_directories
-            else ()
+            {
+                a
+                for key in targets
+                if real_dirs or self._staged[key].state == "directory"
+                for a in iter_parents(key)
+                if len(a) > base_len and a not in targets
+            }
         )
         missing = {a for a, info in zip(ancestors, self._storage.stat_many(ancestors), strict=True) if info is None}
         created_dirs = sorted(missing, key=lambda k: (k.count("/"), k))
