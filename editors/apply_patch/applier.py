@@ -27,7 +27,7 @@ from editors.apply_patch.errors import (
     PatchReadFailed,
     PatchWriteFailed,
 )
-from editors.apply_patch.matcher import apply_chunks
+from editors.apply_patch.matcher import apply_chunks_bytes
 from editors.apply_patch.parser import AddFile, DeleteFile, Patch, UpdateFile
 
 Reader = Callable[[str], "bytes | None"]
@@ -255,4 +255,6 @@ def _updated(files: _Files, key: str, hunk: UpdateFile) -> bytes:
         raise PatchFileNotFound(
             f"Failed to read file to update {key}: No such file or directory (os error 2)", path=key
         )
-    return apply_chunks(_decode(current, key), hunk.chunks, key).encode("utf-8")
+    if not current.isascii():  # (an ASCII file is valid UTF-8: no need to decode it to know)
+        _decode(current, key)  # Codex's error for a file that is not UTF-8; the text is not kept
+    return apply_chunks_bytes(current, hunk.chunks, key)

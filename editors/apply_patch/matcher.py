@@ -9,9 +9,10 @@ The search goes forward (a C-level scan from where the previous chunk ended, plu
 pass's keys once it has missed), so a patch with many chunks on a large file costs about one pass
 over the file per leniency level, not one per chunk.
 
-Fast path (:func:`apply_exact`): when the file has LF endings only and every chunk is found by
-its exact lines, the chunks are located with ``str.find`` on the text itself and the result is
-assembled from slices: no line objects at all (several times faster and smaller on large files).
+Fast path (:func:`apply_chunks_bytes`, what the applier calls): when the file has LF endings
+only and every chunk is found by its exact lines, the chunks are located with ``bytes.find`` on the
+file's bytes and the result is assembled from zero-copy slices: no decoded text and no line
+objects (several times faster on large files, and the peak is the input plus the output).
 Anything else falls back to the line model below, which then decides everything afresh, so the
 results and errors are the general path's own.
 
@@ -295,87 +296,112 @@ def compute_replacements(
 
 def apply_chunks(text: str, chunks: Sequence[Chunk], path: str) -> str:
     """The new content of a text file after an update's chunks (errors name ``path``)."""
-    fast = apply_exact(text, chunks)
-    if fast is not None:
-        return fast
     source = SourceText.parse(text)
     replacements = compute_replacements(source.texts, chunks, path)
     return source.replaced(replacements).render()
 
 
-# -- fast path: exact matches in an LF file, on the text itself -----------------------------------
+# -- fast path: exact matches in an LF file, on the bytes themselves ---------------------------------
+
+_BOM_BYTES = BOM.encode("utf-8")
 
 
-def _find_lines(text: str, body: str, cursor: int) -> int:
+def _find_lines(data: bytes, body: bytes, cursor: int, base: int) -> int:
     """Offset of the first line start >= ``cursor`` where ``body`` (whole lines, each ending with
-    ``\\n``) occurs in ``text``; -1 if none. ``cursor`` is a line start (0 or just after a ``\\n``)."""
-    if cursor == 0:
-        if text.startswith(body):
-            return 0
-        found = text.find("\n" + body)
+    ``\n``) occurs in ``data``; -1 if none. ``cursor`` is a line start: ``base`` (the first line)
+    or just after a ``\n``. UTF-8 is self-synchronising, so this finds what a search of the decoded
+    lines would find."""
+    if cursor == base:
+        if data.startswith(body, base):
+            return base
+        found = data.find(b"\n" + body, base)
     else:
-        found = text.find("\n" + body, cursor - 1)
+        found = data.find(b"\n" + body, cursor - 1)
     return found + 1 if found >= 0 else -1
 
 
-def _joined(lines: Sequence[str]) -> str:
-    return "\n".join(lines) + "\n" if lines else ""
+def _joined(lines: Sequence[str]) -> bytes:
+    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
 
 
-def apply_exact(text: str, chunks: Sequence[Chunk]) -> str | None:
-    """The fast path of :func:`apply_chunks`: every chunk found by its exact lines in an LF file.
+def apply_exact_bytes(data: bytes, chunks: Sequence[Chunk]) -> bytes | None:
+    """The fast path of :func:`apply_chunks_bytes`: every chunk found by its exact lines in an LF
+    file (``data`` must be valid UTF-8).
 
-    Works on the text itself (``str.find`` of whole lines) instead of a list of line objects.
-    Returns ``None`` as soon as anything needs the general path (a CR in the file, no final line
-    break, a chunk not found exactly, ``*** End of File``): the general path then redoes
-    everything, so results and errors are always exactly its own.
+    Works on the bytes themselves (``bytes.find`` of whole encoded lines) and assembles the
+    result from zero-copy slices: no decoded text and no line objects, so the peak is the input
+    plus the output. Returns ``None`` as soon as anything needs the general path (a CR in the file,
+    no final line break, a chunk not found exactly, ``*** End of File``): the general path then
+    redoes everything, so results and errors are always exactly its own.
     """
-    bom = text.startswith(BOM)
-    if bom:
-        text = text[1:]
-    if not text or "\r" in text or text[-1] != "\n":
+    base = len(_BOM_BYTES) if data.startswith(_BOM_BYTES) else 0
+    if len(data) == base or b"\r" in data or not data.endswith(b"\n"):
         return None
-    edits: list[tuple[int, int, str]] = []
-    cursor = 0  # offset of the line where the search resumes (Codex's line_index)
-    for chunk in chunks:
-        for context in chunk.contexts:
-            body = context + "\n"
-            at = _find_lines(text, body, cursor)
+    try:
+        edits: list[tuple[int, int, bytes]] = []
+        cursor = base  # offset of the line where the search resumes (Codex's line_index)
+        for chunk in chunks:
+            for context in chunk.contexts:
+                body = (context + "\n").encode("utf-8")
+                at = _find_lines(data, body, cursor, base)
+                if at < 0:
+                    return None
+                cursor = at + len(body)
+            if not chunk.old_lines:
+                at = cursor if chunk.contexts and not chunk.is_end_of_file else len(data)
+                edits.append((at, at, _joined(chunk.new_lines)))
+                continue
+            if chunk.is_end_of_file:
+                return None
+            old_lines, new_lines = chunk.old_lines, chunk.new_lines
+            encoded = [line.encode("utf-8") for line in old_lines]
+            body = b"\n".join(encoded) + b"\n"
+            at = _find_lines(data, body, cursor, base)
             if at < 0:
                 return None
             cursor = at + len(body)
-        if not chunk.old_lines:
-            at = cursor if chunk.contexts and not chunk.is_end_of_file else len(text)
-            edits.append((at, at, _joined(chunk.new_lines)))
-            continue
-        if chunk.is_end_of_file:
-            return None
-        old_lines, new_lines = chunk.old_lines, chunk.new_lines
-        body = "\n".join(old_lines) + "\n"
-        at = _find_lines(text, body, cursor)
-        if at < 0:
-            return None
-        cursor = at + len(body)
-        # As the general path: context lines are left out of the edits (so that edits at the same
-        # offset come in the same order), i.e. one edit per run of changed lines.
-        offsets = [at]
-        for line in old_lines:
-            offsets.append(offsets[-1] + len(line) + 1)
-        old_start = new_start = 0
-        for old_context, new_context in chunk.context_line_indices:
-            if old_start != old_context or new_start != new_context:
-                edits.append((offsets[old_start], offsets[old_context], _joined(new_lines[new_start:new_context])))
-            old_start, new_start = old_context + 1, new_context + 1
-        if old_start != len(old_lines) or new_start != len(new_lines):
-            edits.append((offsets[old_start], offsets[len(old_lines)], _joined(new_lines[new_start:])))
+            # As the general path: context lines are left out of the edits (so that edits at the
+            # same offset come in the same order), i.e. one edit per run of changed lines.
+            offsets = [at]
+            for line in encoded:
+                offsets.append(offsets[-1] + len(line) + 1)
+            old_start = new_start = 0
+            for old_context, new_context in chunk.context_line_indices:
+                if old_start != old_context or new_start != new_context:
+                    new = _joined(new_lines[new_start:new_context])
+                    edits.append((offsets[old_start], offsets[old_context], new))
+                old_start, new_start = old_context + 1, new_context + 1
+            if old_start != len(old_lines) or new_start != len(new_lines):
+                edits.append((offsets[old_start], offsets[len(old_lines)], _joined(new_lines[new_start:])))
+    except UnicodeEncodeError:  # a patch line with a lone surrogate: the general path decides
+        return None
     edits.sort(key=lambda edit: edit[0])
-    pieces: list[str] = [BOM] if bom else []
+    view = memoryview(data)
+    pieces: list[bytes | memoryview] = []
     done = 0
     for start, end, new in edits:
         if start < done:
             return None
-        pieces.append(text[done:start])
+        pieces.append(view[done:start])
         pieces.append(new)
         done = end
-    pieces.append(text[done:])
-    return "".join(pieces)
+    pieces.append(view[done:])
+    return b"".join(pieces)
+
+
+def apply_exact(text: str, chunks: Sequence[Chunk]) -> str | None:
+    """:func:`apply_exact_bytes` for a text (tests and callers holding a ``str``)."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    result = apply_exact_bytes(data, chunks)
+    return None if result is None else result.decode("utf-8")
+
+
+def apply_chunks_bytes(data: bytes, chunks: Sequence[Chunk], path: str) -> bytes:
+    """:func:`apply_chunks` on the bytes of a file that is valid UTF-8: the fast path first."""
+    fast = apply_exact_bytes(data, chunks)
+    if fast is not None:
+        return fast
+    return apply_chunks(data.decode("utf-8"), chunks, path).encode("utf-8")
