@@ -17,6 +17,7 @@ from benchmarks import peers
 from benchmarks.core import Measured, VerificationError
 
 REPO = Path(__file__).resolve().parent.parent
+PYCACHE = REPO / "benchmarks" / "results" / "pycache"
 
 #: Size profiles; a workload's DEFAULTS maps profile -> its parameters.
 PROFILES = ("full", "quick", "tiny")
@@ -84,11 +85,19 @@ class Context:
     # -- processes ----------------------------------------------------------------------------
 
     def env(self) -> dict[str, str]:
-        """The environment of every child: ours importable from the checkout, no bytecode writes."""
+        """The environment of every child: ours importable from the checkout, and bytecode cached.
+
+        Bytecode goes to a cache under ``benchmarks/results/`` (``PYTHONPYCACHEPREFIX``) even when
+        ``PYTHONDONTWRITEBYTECODE`` is set (as in some sandboxes): an installed package has its
+        ``.pyc`` files, and recompiling every module on every start would be measured otherwise.
+        The warm-up run fills the cache.
+        """
         env = dict(os.environ)
         path = env.get("PYTHONPATH")
         env["PYTHONPATH"] = str(REPO) + (os.pathsep + path if path else "")
         env.pop("VFS_TEST_CRASH_AT", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
         return env
 
     def vfs_cli(self, *args: str) -> list[str]:
