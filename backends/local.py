@@ -30,8 +30,6 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, ClassVar
 
-import filelock
-
 from backends.base import (
     TEMP_MARKER,
     Capabilities,
@@ -489,6 +487,8 @@ def _local_lock(path: str, timeout: float) -> Iterator[None]:
     if not thread_lock.acquire(timeout=timeout):
         raise TimeoutError(f"could not acquire the commit lock {path} within {timeout} s")
     try:
+        import filelock  # only a commit needs it; keeps reads and `vfs` start-up light
+
         file_lock = filelock.FileLock(path, timeout=max(0.0, deadline - time.monotonic()), is_singleton=False)
         try:
             file_lock.acquire()
