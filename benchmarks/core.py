@@ -91,6 +91,8 @@ class Workload:
     teardown: Callable[[], None] = _noop
     missing: str | None = None  # the whole workload cannot run (e.g. its module is absent)
     notes: list[str] = field(default_factory=list)
+    #: Runs are short and noisy (fsync latency on a shared disk): this many times the repetitions.
+    repeat: int = 1
 
 
 @dataclass
@@ -213,6 +215,7 @@ def run_workload(
 ) -> WorkloadResult:
     """Run every available series ``warmup + reps`` times in rotated alternation."""
     start = time.perf_counter()
+    reps *= max(1, workload.repeat)
     available = [s for s in workload.series if s.available]
     samples: dict[str, list[float]] = {s.key: [] for s in workload.series}
     extras: dict[str, dict[str, list[float]]] = {s.key: {} for s in workload.series}

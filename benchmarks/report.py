@@ -236,7 +236,7 @@ def markdown(results: list[WorkloadResult], meta: dict[str, Any], *, details: bo
         "Peers: " + "; ".join(f"{k}: {v}" for k, v in m["peers"].items()) + ".",
         "",
         f"Run: `{cfg['command']}` ({cfg['profile']} sizes, {cfg['reps']} repetitions after "
-        f"{cfg['warmup']} warm-up, alternating).",
+        f"{cfg['warmup']} warm-up, alternating; 3x the repetitions for the short transaction runs).",
     ]
     if details:
         for wr in results:

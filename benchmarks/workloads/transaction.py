@@ -158,4 +158,5 @@ def build(ctx: Context) -> Workload:
         series,
         targets,
         teardown=workspace.close,
+        repeat=1 if ctx.profile == "tiny" else 3,
     )
