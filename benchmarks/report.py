@@ -230,7 +230,8 @@ def markdown(results: list[WorkloadResult], meta: dict[str, Any], *, details: bo
         *targets_table(results),
         "",
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']}, {m['python']}; "
-        f"files on {m['filesystem']}. Load average at start: {m['load_average_at_start']}. "
+        f"files on {m['filesystem']}. Load average (1, 5, 15 min) at start: {m['load_average_at_start']}, "
+        f"at end: {m.get('load_average_at_end')} (other work on the machine widens the ranges). "
         f"Commit {m['commit']}, {m['date']}.",
         "",
         "Peers: " + "; ".join(f"{k}: {v}" for k, v in m["peers"].items()) + ".",
