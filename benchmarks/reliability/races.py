@@ -141,9 +141,25 @@ def one_round(
             results[name] = json.load(handle)
     with open(os.path.join(root, FILE), "rb") as handle:
         final = handle.read()
-    final_lines = final.decode().splitlines()
     report.trials += 1
-    where = f"round {round_no}"
+    check_round(report, f"round {round_no}", results, final, externals_may_be_overwritten=True)
+
+
+def check_round(
+    report: Report,
+    where: str,
+    results: dict[str, list[dict[str, Any]]],
+    final: bytes,
+    *,
+    externals_may_be_overwritten: bool,
+) -> None:
+    """The per-round checks shared by every race campaign (see the module docstring).
+
+    ``externals_may_be_overwritten``: on local disk an external append that lands inside vfs's
+    check-then-rename window is overwritten, and is counted; on S3 (compare-and-swap) there is no
+    such window, so an external write that succeeded must be in the file.
+    """
+    final_lines = final.decode().splitlines()
     if len(final_lines) != len(set(final_lines)):
         report.fail(f"{where}: duplicated lines in the final file")
     present = set(final_lines)
@@ -155,7 +171,9 @@ def one_round(
         for r in rs:
             won = r["code"] is None
             report.count(f"{kind} {'wins' if won else r['code']}")
-            if kind == "external":
+            if r.get("retries"):
+                report.count("external 412 retries (its If-Match lost to a concurrent commit)", r["retries"])
+            if kind == "external" and externals_may_be_overwritten:
                 if r["line"] not in present:
                     report.count("external appends overwritten in the check-then-rename window")
                 continue

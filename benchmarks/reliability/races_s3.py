@@ -15,7 +15,7 @@ Every edit adds one unique line to ``/workspace/shared.txt``:
   ``If-Match`` on both sides there is no check-then-rename window (the local campaign's documented
   overwrite window), so here every external write that returned 200 must be in the final file.
 
-Checked after every round, as in the local campaign (``replay`` is imported from it):
+Checked after every round by the local campaign's own ``races.check_round``:
 
 * 0 lost updates: every winner's line (vfs or external) is in the final file exactly once, no
   loser's line is;
@@ -43,9 +43,9 @@ import tempfile
 import time
 from typing import Any
 
-from benchmarks.reliability import Report
+from benchmarks.reliability import Report, races
 from benchmarks.reliability.crash import REPO
-from benchmarks.reliability.races import FILE, HEADER, NUMBERED, replay
+from benchmarks.reliability.races import FILE, HEADER, NUMBERED
 
 KEY = f"ws/{FILE}"
 PATH = f"/workspace/{FILE}"
@@ -135,36 +135,9 @@ def worker(spec: dict[str, Any]) -> None:
 
 
 def check_round(report: Report, where: str, results: dict[str, list[dict[str, Any]]], final: bytes) -> None:
-    """The local campaign's per-round checks, with one difference: an external write that got 200
+    """The local campaign's per-round checks, stricter in one way: an external write that got 200
     must be in the file (no overwrite window on S3, see the module docstring)."""
-    final_lines = final.decode().splitlines()
-    if len(final_lines) != len(set(final_lines)):
-        report.fail(f"{where}: duplicated lines in the final file")
-    present = set(final_lines)
-    for name, rs in results.items():
-        kind = name.rstrip("0123456789")
-        order = [final_lines.index(r["line"]) for r in rs if r["code"] is None and r["line"] in present]
-        if order != sorted(order):
-            report.fail(f"{where}: {name}'s wins are out of order")
-        for r in rs:
-            won = r["code"] is None
-            report.count(f"{kind} {'wins' if won else r['code']}")
-            if r.get("retries"):
-                report.count("external 412 retries (its If-Match lost to a concurrent commit)", r["retries"])
-            if won and r["line"] not in present:
-                report.fail(f"{where}: LOST UPDATE: {name}'s committed line {r['line']} is missing")
-            if not won and r["line"] in present:
-                report.fail(f"{where}: {name}'s refused line {r['line']} is in the file ({r['code']})")
-            if not won and r["code"] != "FS_STALE_VERSION":
-                report.fail(f"{where}: {name} lost with {r['code']}, not FS_STALE_VERSION: {r.get('text')}")
-            if won and "seen_last" in r and r["line"] in present:
-                i = final_lines.index(r["line"])
-                if final_lines[i - 1] != r["seen_last"]:
-                    report.fail(f"{where}: {r['line']} follows {final_lines[i - 1]!r}, it saw {r['seen_last']!r}")
-    if replay(results, final_lines) != final_lines:
-        report.fail(f"{where}: the serial replay of the winners does not give the final file")
-    if not final.endswith(b"\n"):
-        report.fail(f"{where}: the final newline was lost")
+    races.check_round(report, where, results, final, externals_may_be_overwritten=False)
 
 
 def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
