@@ -34,18 +34,19 @@ def _restore_target(storage: Storage, journal: Journal, index: int, target: Targ
         return _restore_directory(storage, target, current is not None and current.kind == "directory", current)
     if current is not None and current.kind != "file":
         return f"{target.path} is now a {current.kind}; left as is"
-    current_sha = None
+    data: bytes | None = None
     current_version = None
     if current is not None:
         data, info = storage.read(target.key)
-        current_sha, current_version = digest(data), info.version
-    holds_before = (target.before == "absent" and current is None) or (
-        target.before == "file" and current_sha == target.before_sha
+        current_version = info.version
+    # The pre-image is in the journal: compare bytes (no hash of it is ever needed).
+    holds_before = (target.before == "absent" and data is None) or (
+        target.before == "file" and data is not None and data == journal.pre_images[index]
     )
     if holds_before:
         return None
-    holds_after = (target.after == "absent" and current is None) or (
-        target.after == "file" and current_sha == target.after_sha
+    holds_after = (target.after == "absent" and data is None) or (
+        target.after == "file" and data is not None and digest(data) == target.after_sha
     )
     if not holds_after:
         return f"{target.path} was changed by someone else during the commit; left as is"

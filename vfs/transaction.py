@@ -530,7 +530,6 @@ class Transaction:
             if seen.state == "file":
                 assert seen.data is not None  # read above
                 pre_images[len(records)] = seen.data
-                record.before_sha = digest(seen.data)
             records.append(record)
         return Journal(new_txid(), self.label, time.time(), records, created_dirs, self._undo_of, pre_images)
 
