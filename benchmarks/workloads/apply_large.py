@@ -122,14 +122,14 @@ def build(ctx: Context) -> Workload:
             0.5,
             denominator="codex",
             note=(
-                "profile (`python -m benchmarks.profile apply`, 160 ms): parsing the patch 49 ms (31 %, a Python "
-                "state machine over 10k lines), locating and rewriting 32 ms (bytes fast path), commit 81 ms "
-                "(51 %): 5 blake2b passes hash 21 MB for a 5 MB file (journal pre- and post-image hashes, then "
-                "the local backend re-hashes the just-written target and journal for their racy versions), "
-                "10.5 MB written (target + journal pre-image), 2 fsyncs. To close: hash each content once (hand "
-                "the journal's post-image hash to the backend as the target's digest; no version for .vfs "
-                "records) and a fast path in the parser for ' ', '+', '-' lines: about 0.65x; 0.5x also needs "
-                "a cheaper journal (the pre-image copy) or the parser in C."
+                "profile (`python -m benchmarks.profile apply`, 130 ms): parsing the patch 41 ms (32 %, a Python "
+                "state machine over 10k lines), locating and rewriting 32 ms (bytes fast path), commit 62 ms "
+                "(47 %): 4 blake2b passes hash 16 MB for a 5 MB file (the journal's post-image hash, then the "
+                "local backend re-hashes the just-written target, the journal record and the mark for their "
+                "racy versions), 10.5 MB written (target + journal pre-image), 2 fsyncs. To close: hash each "
+                "content once (hand the journal's post-image hash to the backend as the target's digest; no "
+                "version for .vfs records) and a fast path in the parser for ' ', '+', '-' lines: about 0.6x; "
+                "0.5x also needs a cheaper journal record (the pre-image copy) or the parser in C."
             ),
         ),
         Target(
