@@ -335,7 +335,11 @@ def plot(results: list[WorkloadResult], path: Path, meta: dict[str, Any]) -> str
 
     shown = [wr for wr in results if not wr.workload.missing]
     panels = len(shown) + 1
-    fig, axes = plt.subplots(panels, 1, figsize=(10, 2.0 + 1.9 * panels), squeeze=False)
+    n_targets = sum(1 for wr in shown for tr in wr.targets if not math.isinf(tr.target.bound))
+    heights = [max(2.0, 0.55 * n_targets)] + [max(1.6, 0.42 * len(wr.series)) for wr in shown]
+    fig, axes = plt.subplots(
+        panels, 1, figsize=(10, 1.0 + sum(heights) * 1.25), squeeze=False, gridspec_kw={"height_ratios": heights}
+    )
     colours = {"ours": "#1f77b4", "peer": "#ff7f0e", "baseline": "#7f7f7f"}
 
     # Targets panel first: the headline.
