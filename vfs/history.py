@@ -39,9 +39,10 @@ class History:
         """Journal first, then the mark: a lone journal would read as an interrupted commit."""
         storage = self._ws._storage
         for suffix in (".journal", ".done"):
-            key = f"{self._ws._tx_key}/{txid}{suffix}"
-            if storage.stat(key) is not None:
-                storage.delete(key)
+            try:  # no stat first: on local disk it would hash a just-written record for nothing
+                storage.delete(f"{self._ws._tx_key}/{txid}{suffix}")
+            except NotFound:
+                continue
 
     def prune(self) -> None:
         """Keep the newest ``limit`` committed transactions. Best effort: never fails a commit.

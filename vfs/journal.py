@@ -90,7 +90,8 @@ class Journal:
             "targets": [asdict(t) for t in self.targets],
             "blobs": spans,
         }
-        return MAGIC + json.dumps(header, sort_keys=True).encode() + b"\n" + b"".join(blobs)
+        # One join: the pre-images are copied once (peak memory of a big edit is input + output + this).
+        return b"".join([MAGIC, json.dumps(header, sort_keys=True).encode(), b"\n", *blobs])
 
     @classmethod
     def decode(cls, data: bytes) -> Journal:
