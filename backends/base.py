@@ -128,8 +128,9 @@ class Backend(Protocol):
         """
         ...
 
-    def delete(self, key: str, *, if_version: str | None = None) -> None:
-        """Remove a regular file (or symlink). ``FileNotFoundError`` if absent."""
+    def delete(self, key: str, *, if_version: str | None = None, durable: bool = True) -> None:
+        """Remove a regular file (or symlink). ``FileNotFoundError`` if absent. ``durable=False``
+        allows skipping the flush (vfs uses it only to prune history records)."""
         ...
 
     def list(self, key: str) -> list[FileInfo]:

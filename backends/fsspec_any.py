@@ -356,7 +356,7 @@ class FsspecBackend:
         finally:
             os.close(dfd)
 
-    def delete(self, key: str, *, if_version: str | None = None) -> None:
+    def delete(self, key: str, *, if_version: str | None = None, durable: bool = True) -> None:
         path = self._path(key)
         with _process_lock(self.protocol, path):
             current = self.stat(key)

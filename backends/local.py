@@ -399,7 +399,7 @@ class LocalBackend:
             return
         directory.unlink(tmp)
 
-    def delete(self, key: str, *, if_version: str | None = None) -> None:
+    def delete(self, key: str, *, if_version: str | None = None, durable: bool = True) -> None:
         directory = self._check_parent(key)
         try:
             name = os.path.basename(key)
@@ -409,7 +409,8 @@ class LocalBackend:
             if if_version is not None and not self.matches(key, if_version):
                 raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
             directory.unlink(name)
-            self._sync_dir(directory)
+            if durable:
+                self._sync_dir(directory)
         finally:
             directory.close()
 

@@ -149,7 +149,7 @@ class MemoryBackend:
             self.store.entries[key] = entry
             return self._info(key, entry)
 
-    def delete(self, key: str, *, if_version: str | None = None) -> None:
+    def delete(self, key: str, *, if_version: str | None = None, durable: bool = True) -> None:
         with self.store.guard:
             current = self.store.entries.get(key)
             if current is None:

@@ -623,7 +623,7 @@ class S3Backend:
         """``mode`` is ignored (S3 stores no permission bits); every acknowledged PUT is durable."""
         return self._run(lambda: self._write(key, data, if_version=if_version, if_absent=if_absent))
 
-    def delete(self, key: str, *, if_version: str | None = None) -> None:
+    def delete(self, key: str, *, if_version: str | None = None, durable: bool = True) -> None:
         self._run(lambda: self._delete(key, if_version=if_version))
 
     def list(self, key: str) -> list[FileInfo]:

@@ -40,7 +40,9 @@ class History:
         storage = self._ws._storage
         for suffix in (".journal", ".done"):
             try:  # no stat first: on local disk it would hash a just-written record for nothing
-                storage.delete(f"{self._ws._tx_key}/{txid}{suffix}")
+                # The journal's removal is flushed before the mark goes (a lone journal would read
+                # as an interrupted commit); the mark's need not be: a lone mark is harmless.
+                storage.delete(f"{self._ws._tx_key}/{txid}{suffix}", durable=suffix == ".journal")
             except NotFound:
                 continue
 

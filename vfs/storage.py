@@ -133,8 +133,11 @@ class Storage:
             lambda: self.backend.write(key, data, mode=mode, if_version=if_version, if_absent=if_absent, durable=False),
         )
 
-    def delete(self, key: str, *, if_version: str | None = None) -> None:
-        self._call("delete", key, lambda: self.backend.delete(key, if_version=if_version))
+    def delete(self, key: str, *, if_version: str | None = None, durable: bool = True) -> None:
+        if durable:
+            self._call("delete", key, lambda: self.backend.delete(key, if_version=if_version))
+        else:
+            self._call("delete", key, lambda: self.backend.delete(key, if_version=if_version, durable=False))
 
     def list(self, key: str) -> builtins.list[FileInfo]:
         return self._call("list", key, lambda: self.backend.list(key))
