@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -70,7 +71,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     module = importlib.import_module(VERBS[args.verb][0])
-    code: int = module.run(args)
+    try:
+        code: int = module.run(args)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (`vfs log | head`): stop quietly, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
     return code
 
 
