@@ -52,7 +52,6 @@ class TargetRecord:
     after: State
     before_version: str | None = None
     before_mode: int | None = None
-    before_sha: str | None = None  # unused since the pre-image itself is compared; kept for old journals
     after_sha: str | None = None
     after_mode: int | None = None
 

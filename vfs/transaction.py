@@ -21,7 +21,7 @@ import builtins
 import os
 import signal
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal
@@ -601,6 +601,3 @@ class Transaction:
                 action = "rmdir" if target.before == "directory" else "delete"
             changes.append((target.path, action))
         return DoneRecord(journal.txid, journal.label, journal.created, changes, written, journal.undo_of)
-
-    def staged_paths(self) -> Iterator[str]:
-        return (self._display(k) for k in self._staged)
