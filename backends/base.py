@@ -28,7 +28,22 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, Protocol, runtime_checkable
 
+try:  # the BLAKE2 module alone: hashlib would also load OpenSSL (several ms of start-up)
+    from _blake2 import blake2b as _blake2b
+except ImportError:  # pragma: no cover - not CPython
+    from hashlib import blake2b as _blake2b
+
 Kind = Literal["file", "directory", "symlink", "other"]
+
+
+def content_digest(data: bytes) -> str:
+    """The content hash vfs and the backends share (BLAKE2b, 128 bits, hex).
+
+    A caller that already hashed a content passes the result to ``Backend.write(digest=...)``,
+    so a backend whose versions include a content hash does not hash the same bytes again.
+    """
+    return _blake2b(data, digest_size=16).hexdigest()
+
 
 #: Backends that stage a write in a temp file next to its target put this in the temp file's name,
 #: so vfs can hide such files from listings and sweep leftovers after a crash.
@@ -118,6 +133,8 @@ class Backend(Protocol):
         if_version: str | None = None,
         if_absent: bool = False,
         durable: bool = True,
+        digest: str | None = None,
+        versioned: bool = True,
     ) -> FileInfo:
         """Atomically create or replace a regular file; parent directories must exist.
 
@@ -125,6 +142,10 @@ class Backend(Protocol):
         Raises ``PreconditionFailed`` when ``if_version``/``if_absent`` does not hold.
         ``durable=False`` allows skipping the flush to stable storage (vfs uses it only for
         records whose loss in a power cut costs nothing but an undo step); still atomic.
+        ``digest`` is ``content_digest(data)`` when the caller has it already (a backend that
+        hashes content into versions uses it instead of hashing again); ``versioned=False`` says
+        the caller will not use the returned version (vfs's own records), so the backend may
+        return ``version=None`` rather than compute one.
         """
         ...
 
@@ -171,6 +192,7 @@ class WriteItem:
     mode: int | None = None
     if_version: str | None = None
     if_absent: bool = False
+    digest: str | None = None
 
 
 @dataclass(frozen=True)

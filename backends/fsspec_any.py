@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import os
 import secrets
@@ -53,6 +52,7 @@ from backends.base import (
     FileInfo,
     Kind,
     PreconditionFailed,
+    content_digest,
     iter_parents,
     parent_of,
 )
@@ -219,8 +219,8 @@ class FsspecBackend:
         return "i:" + "|".join(parts) if parts else None
 
     @staticmethod
-    def _hash_token(data: bytes) -> str:
-        return "h:" + hashlib.blake2b(data, digest_size=20).hexdigest()
+    def _hash_token(data: bytes, digest: str | None = None) -> str:
+        return "h:" + (digest if digest is not None else content_digest(data))
 
     def _file_info(self, key: str, info: dict[str, Any], data: bytes | None = None) -> FileInfo:
         kind = self._kind(info)
@@ -292,6 +292,8 @@ class FsspecBackend:
         if_version: str | None = None,
         if_absent: bool = False,
         durable: bool = True,
+        digest: str | None = None,
+        versioned: bool = True,
     ) -> FileInfo:
         """``mode`` is ignored (no file modes through fsspec); ``durable`` only matters locally."""
         if if_absent and if_version is not None:
@@ -318,8 +320,9 @@ class FsspecBackend:
                     raise PreconditionFailed(errno.EEXIST, "already exists", key) from None
             else:
                 self.fs.pipe_file(path, data)
-            if self.hash_versions:
-                return FileInfo(key, "file", len(data), None, self._hash_token(data))
+            if self.hash_versions or not versioned:
+                version = self._hash_token(data, digest) if versioned else None
+                return FileInfo(key, "file", len(data), None, version)
             info = self._info(key)
             if info is None:
                 raise FileNotFoundError(errno.ENOENT, "vanished right after the write", key)

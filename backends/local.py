@@ -20,7 +20,6 @@ Guarantees and what they rest on:
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import secrets
 import stat as stat_module
@@ -38,6 +37,7 @@ from backends.base import (
     Kind,
     NotRegular,
     PreconditionFailed,
+    content_digest,
 )
 
 #: A file modified less than this long before it was read gets its content hashed into its version.
@@ -55,10 +55,6 @@ def _kind(mode: int) -> Kind:
     if stat_module.S_ISLNK(mode):
         return "symlink"
     return "other"
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def _fake_os() -> bool:
@@ -250,14 +246,18 @@ class LocalBackend:
     def _info(self, key: str, st: os.stat_result, version: str | None) -> FileInfo:
         return FileInfo(key, _kind(st.st_mode), st.st_size, stat_module.S_IMODE(st.st_mode), version, st.st_mtime)
 
-    def _version_of(self, path: str, st: os.stat_result, data: bytes | None, now_ns: int) -> str:
+    def _version_of(
+        self, path: str, st: os.stat_result, data: bytes | None, now_ns: int, digest: str | None = None
+    ) -> str:
         part = _stat_part(st)
         if not _is_racy(st, now_ns):
             return part
+        if digest is not None:
+            return f"{part}#{digest}"
         if data is None:
             with open(path, "rb") as handle:
                 data = handle.read()
-        return f"{part}#{_digest(data)}"
+        return f"{part}#{content_digest(data)}"
 
     # -- primitives ---------------------------------------------------------------------------
 
@@ -310,7 +310,7 @@ class LocalBackend:
         if _stat_part(st_after) != _stat_part(st):
             # Changed while we read it: the bytes may be a mix. Hash what we got so the version
             # can never vouch for content it did not see.
-            return data, self._info(key, st_after, f"{_stat_part(st_after)}#{_digest(data)}")
+            return data, self._info(key, st_after, f"{_stat_part(st_after)}#{content_digest(data)}")
         return data, self._info(key, st, self._version_of(path, st, data, now_ns))
 
     def write(
@@ -322,13 +322,22 @@ class LocalBackend:
         if_version: str | None = None,
         if_absent: bool = False,
         durable: bool = True,
+        digest: str | None = None,
+        versioned: bool = True,
     ) -> FileInfo:
         sync = self.fsync and durable
         directory = self._check_parent(key)
         try:
-            return self._write_in(directory, key, data, mode, if_version, if_absent, sync)
+            st = self._write_in(directory, key, data, mode, if_version, if_absent, sync)
+            now_ns = time.time_ns()
+            # The version of the bytes just written: stat-only once the racy window has passed
+            # (never, right after a write), else with their hash: the caller's, if it has one.
+            version = (
+                self._version_of(directory.join(os.path.basename(key)), st, data, now_ns, digest) if versioned else None
+            )
         finally:
             directory.close()
+        return self._info(key, st, version)
 
     def _write_in(
         self,
@@ -339,7 +348,8 @@ class LocalBackend:
         if_version: str | None,
         if_absent: bool,
         sync: bool,
-    ) -> FileInfo:
+    ) -> os.stat_result:
+        """Publish ``data`` at ``key`` inside ``directory``; the new file's ``lstat``."""
         name = os.path.basename(key)
         try:
             st: os.stat_result | None = directory.lstat(name)
@@ -378,9 +388,7 @@ class LocalBackend:
             raise
         if sync:
             self._sync_dir(directory)
-        now_ns = time.time_ns()
-        st = directory.lstat(name)
-        return self._info(key, st, self._version_of(directory.join(name), st, data, now_ns))
+        return directory.lstat(name)
 
     def _publish_exclusive(self, directory: _Dir, tmp: str, name: str, key: str) -> None:
         try:
@@ -464,7 +472,7 @@ class LocalBackend:
                 data = handle.read()
         except FileNotFoundError:
             return False
-        return _digest(data) == digest
+        return content_digest(data) == digest
 
     def resolve(self, key: str) -> str:
         real = os.path.realpath(self._path(key))

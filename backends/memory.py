@@ -133,6 +133,8 @@ class MemoryBackend:
         if_version: str | None = None,
         if_absent: bool = False,
         durable: bool = True,
+        digest: str | None = None,
+        versioned: bool = True,
     ) -> FileInfo:
         with self.store.guard:
             self._require_parent(key)

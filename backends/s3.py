@@ -619,6 +619,8 @@ class S3Backend:
         if_version: str | None = None,
         if_absent: bool = False,
         durable: bool = True,
+        digest: str | None = None,
+        versioned: bool = True,
     ) -> FileInfo:
         """``mode`` is ignored (S3 stores no permission bits); every acknowledged PUT is durable."""
         return self._run(lambda: self._write(key, data, if_version=if_version, if_absent=if_absent))

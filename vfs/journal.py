@@ -22,12 +22,13 @@ before ``.done`` (a lone ``.done`` is harmless; a lone ``.journal`` would mean "
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+from backends.base import content_digest
 
 State = Literal["file", "absent", "directory"]
 
@@ -35,7 +36,9 @@ MAGIC = b"VFSJOURNAL1\n"
 
 
 def digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    """The post-image hash recorded per target; the same function the backends hash versions with,
+    so the commit hands it to ``write`` rather than hash the content twice."""
+    return content_digest(data)
 
 
 def new_txid() -> str:

@@ -120,17 +120,22 @@ class Storage:
         if_version: str | None = None,
         if_absent: bool = False,
         durable: bool = True,
+        digest: str | None = None,
+        versioned: bool = True,
     ) -> FileInfo:
-        if durable:
-            return self._call(
-                "write",
-                key,
-                lambda: self.backend.write(key, data, mode=mode, if_version=if_version, if_absent=if_absent),
-            )
+        """``Backend.write``; the optional hints are passed only when used, so a backend written
+        before they existed keeps working."""
+        hints: dict[str, Any] = {}
+        if not durable:
+            hints["durable"] = False
+        if digest is not None:
+            hints["digest"] = digest
+        if not versioned:
+            hints["versioned"] = False
         return self._call(
             "write",
             key,
-            lambda: self.backend.write(key, data, mode=mode, if_version=if_version, if_absent=if_absent, durable=False),
+            lambda: self.backend.write(key, data, mode=mode, if_version=if_version, if_absent=if_absent, **hints),
         )
 
     def delete(self, key: str, *, if_version: str | None = None, durable: bool = True) -> None:
@@ -202,7 +207,11 @@ class Storage:
         if not isinstance(self.backend, BatchBackend) or len(items) < 2:
             done: builtins.list[FileInfo | VfsError] = []
             for i in items:
-                done.append(self.write(i.key, i.data, mode=i.mode, if_version=i.if_version, if_absent=i.if_absent))
+                done.append(
+                    self.write(
+                        i.key, i.data, mode=i.mode, if_version=i.if_version, if_absent=i.if_absent, digest=i.digest
+                    )
+                )
             return done
         results = self._call("write", items[0].key, lambda: self.backend.write_many(items))  # type: ignore[attr-defined]
         return [

@@ -392,7 +392,7 @@ class Transaction:
             written: dict[str, str | None] = {}
             try:
                 ws._ensure_meta()
-                self._storage.write(journal_key, journal.encode())
+                self._storage.write(journal_key, journal.encode(), versioned=False)
                 crash_point("journaled")
                 for key in journal.created_dirs:
                     self._storage.mkdir(key)
@@ -404,7 +404,7 @@ class Transaction:
                         crash_point(f"applied-{index}")
                 done = self._done_record(journal, written)
                 crash_point("before-mark")
-                self._storage.write(f"{ws._tx_key}/{journal.txid}.done", done.encode())
+                self._storage.write(f"{ws._tx_key}/{journal.txid}.done", done.encode(), versioned=False)
                 crash_point("marked")
             except VfsError as exc:
                 self._status = "aborted"
@@ -446,9 +446,11 @@ class Transaction:
         journal.committed = True
         try:  # best effort: losing this record costs an undo step, never the change
             ws._ensure_meta()
-            self._storage.write(f"{ws._tx_key}/{journal.txid}.journal", journal.encode(), durable=False)
+            self._storage.write(
+                f"{ws._tx_key}/{journal.txid}.journal", journal.encode(), durable=False, versioned=False
+            )
             crash_point("before-mark")
-            self._storage.write(f"{ws._tx_key}/{journal.txid}.done", done.encode(), durable=False)
+            self._storage.write(f"{ws._tx_key}/{journal.txid}.done", done.encode(), durable=False, versioned=False)
             crash_point("marked")
         except VfsError:
             pass
@@ -543,6 +545,7 @@ class Transaction:
                 mode=staged.mode,
                 if_version=target.before_version if target.before == "file" else None,
                 if_absent=target.before == "absent",
+                digest=target.after_sha,
             )
             return info.version
         if target.after == "directory":
@@ -568,6 +571,7 @@ class Transaction:
                 self._staged[t.key].mode,
                 t.before_version if t.before == "file" else None,
                 t.before == "absent",
+                t.after_sha,
             )
             for t in writes
         ]
