@@ -1,0 +1,142 @@
+"""The local commit lock: ``flock(2)`` on ``.vfs/lock``, exclusive across processes.
+
+Another process is simulated by a real subprocess holding the lock file with ``flock``; the
+commit must wait for it, give up with a coded error after ``lock_timeout`` (changing nothing),
+and proceed as soon as the holder releases the lock or dies.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import vfs
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs flock(2) (POSIX)")
+
+HOLDER = textwrap.dedent(
+    """
+    import fcntl, os, sys, time
+    fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o666)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+    """
+)
+
+
+def _hold_lock(path: Path, seconds: float) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(path), str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def _reap(proc: subprocess.Popen[str]) -> None:
+    proc.wait()
+    assert proc.stdout is not None
+    proc.stdout.close()
+
+
+def _workspace(tmp_path: Path, **options: object) -> vfs.Workspace:
+    (tmp_path / "a.txt").write_bytes(b"old\n")
+    ws = vfs.open_workspace(str(tmp_path), **options)
+    ws.transaction().commit()  # nothing staged: no lock taken, but .vfs/ may not exist yet
+    ws._ensure_meta()
+    return ws
+
+
+def test_commit_gives_up_on_a_lock_held_by_another_process(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, lock_timeout=0.3)
+    holder = _hold_lock(tmp_path / ".vfs" / "lock", 30)
+    try:
+        started = time.monotonic()
+        with pytest.raises(vfs.VfsError) as info, ws.transaction() as tx:
+            tx.write("a.txt", b"new\n")
+        waited = time.monotonic() - started
+    finally:
+        holder.kill()
+        _reap(holder)
+    assert info.value.code == "FS_IO_ERROR"
+    assert "lock" in info.value.message
+    assert waited >= 0.25  # it did wait for the holder before giving up
+    assert (tmp_path / "a.txt").read_bytes() == b"old\n"
+
+
+def test_commit_proceeds_once_the_holder_releases(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, lock_timeout=30)
+    holder = _hold_lock(tmp_path / ".vfs" / "lock", 0.5)
+    try:
+        with ws.transaction() as tx:
+            tx.write("a.txt", b"new\n")
+    finally:
+        _reap(holder)
+    assert holder.returncode == 0  # the holder finished its sleep: the commit waited for it
+    assert (tmp_path / "a.txt").read_bytes() == b"new\n"
+
+
+def test_a_dead_holders_lock_is_released_by_the_kernel(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path, lock_timeout=30)
+    holder = _hold_lock(tmp_path / ".vfs" / "lock", 60)
+    killer = threading.Timer(0.3, lambda: os.kill(holder.pid, signal.SIGKILL))
+    killer.start()
+    try:
+        with ws.transaction() as tx:
+            tx.write("a.txt", b"new\n")
+    finally:
+        killer.cancel()
+        _reap(holder)
+    assert holder.returncode == -signal.SIGKILL
+    assert (tmp_path / "a.txt").read_bytes() == b"new\n"
+
+
+def test_threads_of_one_process_are_serialised(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    (tmp_path / "n.txt").write_bytes(b"0")
+    errors: list[BaseException] = []
+
+    def bump() -> None:
+        for _ in range(20):
+            while True:
+                try:
+                    with ws.transaction() as tx:
+                        value = int(tx.read("n.txt").data)
+                        tx.write("n.txt", str(value + 1).encode())
+                    break
+                except vfs.StaleVersion:
+                    continue  # lost a race between read and commit: retry, as a caller would
+                except vfs.VfsError as exc:  # pragma: no cover - reported below
+                    errors.append(exc)
+                    return
+
+    threads = [threading.Thread(target=bump) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert (tmp_path / "n.txt").read_bytes() == b"80"  # no increment lost
+
+
+def test_lock_file_folder_removed_behind_an_open_workspace(tmp_path: Path) -> None:
+    ws = _workspace(tmp_path)
+    lock = tmp_path / ".vfs" / "lock"
+    if lock.exists():
+        lock.unlink()
+    # Only the lock file's folder matters here; the history folder is recreated by the commit.
+    for child in sorted((tmp_path / ".vfs").rglob("*"), reverse=True):
+        child.rmdir() if child.is_dir() else child.unlink()
+    (tmp_path / ".vfs").rmdir()
+    ws._meta_ready = False
+    with ws.transaction() as tx:
+        tx.write("a.txt", b"new\n")
+    assert (tmp_path / "a.txt").read_bytes() == b"new\n"
+    assert lock.exists()
