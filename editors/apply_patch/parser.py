@@ -62,6 +62,8 @@ def rust_lines(text: str) -> list[str]:
     ends_with_newline = pieces[-1] == ""
     if ends_with_newline:
         pieces.pop()
+    if "\r" not in text:  # the common case: nothing to drop
+        return pieces
     last = len(pieces) - 1
     return [
         piece[:-1] if piece.endswith("\r") and (index < last or ends_with_newline) else piece
@@ -248,16 +250,16 @@ class _Parser:
     # -- one line --------------------------------------------------------------------------------
 
     def process(self, line: str) -> None:
-        trimmed = rust_trim(line)
         mode = self.mode
+        if mode == _UPDATE:
+            self._update_line(line)
+            return
+        trimmed = rust_trim(line)
         if mode == _NOT_STARTED:
             if trimmed == BEGIN_PATCH_MARKER:
                 self.mode = _STARTED
                 return
             raise PatchParseError(FIRST_LINE_ERROR)
-        if mode == _UPDATE:
-            self._update_line(line)
-            return
         if mode == _ENDED:
             if trimmed:
                 raise PatchParseError(LAST_LINE_ERROR)
@@ -323,6 +325,53 @@ class _Parser:
             )
         raise _unexpected_update_line(line, self.line_number)
 
+    def feed(self, lines: list[str], *, has_cr: bool = True) -> None:
+        """Every line but the last through :meth:`process`, the last through :meth:`finish`.
+
+        The state machine drops one more ``\\r`` per line (on top of ``str::lines()``); ``has_cr``
+        False says no line has one. Fast path: the body lines of an update chunk (``' '``, ``'+'``,
+        ``'-'`` or empty: the bulk of a large patch) go straight into the current chunk, which is
+        what :meth:`_update_line` does with them (they can be neither a header nor a marker); any
+        other line, or a chunk after ``*** End of File``, takes the state machine.
+        """
+        count = len(lines) - 1
+        index = 0
+        while index < count:
+            line = lines[index]
+            if has_cr and line.endswith("\r"):
+                line = line[:-1]
+            index += 1
+            self.line_number = index
+            self.process(line)
+            if self.mode != _UPDATE:
+                continue
+            hunk = self.hunks[-1]
+            assert isinstance(hunk, UpdateFile)
+            if not hunk.chunks or hunk.chunks[-1].is_end_of_file:
+                continue
+            chunk = hunk.chunks[-1]
+            old_lines, new_lines = chunk.old_lines, chunk.new_lines
+            add_old, add_new, add_context = old_lines.append, new_lines.append, chunk.context_line_indices.append
+            while index < count:
+                line = lines[index]
+                if has_cr and line.endswith("\r"):
+                    line = line[:-1]
+                first = line[:1]
+                if first == "+":
+                    add_new(line[1:])
+                elif first == "-":
+                    add_old(line[1:])
+                elif first == " " or not line:
+                    add_context((len(old_lines), len(new_lines)))
+                    body = line[1:]
+                    add_old(body)
+                    add_new(body)
+                else:
+                    break
+                index += 1
+        self.line_number = count + 1
+        self.finish(lines[-1])
+
     def finish(self, line: str) -> None:
         """Codex's ``finish``: the last line, already known to be ``*** End Patch`` once trimmed."""
         trimmed = rust_trim(line)
@@ -340,11 +389,5 @@ def parse_patch(text: str) -> Patch:
     """Parse a patch the way Codex does (lenient mode). Raises :class:`PatchParseError`."""
     lines = patch_lines(text)
     parser = _Parser()
-    for raw in lines[:-1]:
-        # The state machine drops one more "\r" per line (on top of str::lines()).
-        line = raw[:-1] if raw.endswith("\r") else raw
-        parser.line_number += 1
-        parser.process(line)
-    parser.line_number += 1
-    parser.finish(lines[-1])
+    parser.feed(lines, has_cr="\r" in text)
     return Patch(hunks=parser.hunks, environment_id=parser.environment_id, text="\n".join(lines))
