@@ -15,13 +15,18 @@ import pytest
 from benchmarks import runner, workloads
 from benchmarks.context import Context
 from benchmarks.core import run_workload
+from tests.support import s3_servers
 
 
 @pytest.mark.parametrize("name", [n for n in workloads.WORKLOADS if workloads.load(n) is not None])
 def test_each_workload_runs_once_at_tiny_size(name: str, tmp_path: Path) -> None:
     module = workloads.load(name)
     assert module is not None
+    if name == "s3" and not s3_servers.weed_available():
+        pytest.skip(s3_servers.WEED_MISSING)  # the missing path: test_s3_without_seaweedfs_is_reported_missing
     workload = module.build(Context(tmp_path, "tiny"))
+    if name == "s3":  # SeaweedFS is installed: a server that does not start is a failure, not "missing"
+        assert all(s.available for s in workload.series), [s.missing for s in workload.series]
     result = run_workload(workload, reps=1, warmup=0, log=lambda _: None)
     assert result.error is None
     for series in result.series.values():
@@ -35,7 +40,22 @@ def test_each_workload_runs_once_at_tiny_size(name: str, tmp_path: Path) -> None
             assert target.reason
 
 
-def test_runner_writes_table_json_and_reports_missing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_s3_without_seaweedfs_is_reported_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    module = workloads.load("s3")
+    if module is None:
+        pytest.skip("benchmarks/workloads/s3.py is not present")
+    monkeypatch.setattr(s3_servers, "weed_available", lambda: False)
+    workload = module.build(Context(tmp_path, "tiny"))
+    assert workload.series and all(s.missing == s3_servers.WEED_MISSING for s in workload.series)
+    result = run_workload(workload, reps=1, warmup=0, log=lambda _: None)
+    assert result.error is None and all(not sr.samples for sr in result.series.values())
+    assert result.targets and all(t.status == "missing" and t.reason for t in result.targets)
+
+
+def test_runner_writes_table_json_and_reports_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(s3_servers, "weed_available", lambda: False)  # s3 reported missing (and no server)
     code = runner.main(["--tiny", "-w", "transaction,s3", "--out", str(tmp_path)])
     assert code == 0
     out = capsys.readouterr().out
@@ -45,7 +65,9 @@ def test_runner_writes_table_json_and_reports_missing(tmp_path: Path, capsys: py
     assert names == ["transaction", "s3"]
     if workloads.load("s3") is None:
         assert document["workloads"][1]["missing"]
-        assert "missing" in out
+    else:
+        assert all(s["missing"] == s3_servers.WEED_MISSING for s in document["workloads"][1]["series"])
+    assert "missing" in out
     series = document["workloads"][0]["series"]
     assert {s["key"] for s in series} == {"ours.1", "bare.1", "ours.4", "bare.4"}
     assert all(s["summary"]["n"] == 1 for s in series)
