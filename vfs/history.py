@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from backends.base import DeleteItem
 from vfs.errors import NotFound, StaleVersion, VfsError
 from vfs.journal import DoneRecord, Journal, digest
 from vfs.recovery import read_done
@@ -35,16 +36,19 @@ class History:
         """Txids with both files, oldest first."""
         return sorted(n[: -len(".done")] for n in names if n.endswith(".done") and n[:-5] + ".journal" in names)
 
-    def _forget(self, txid: str) -> None:
-        """Journal first, then the mark: a lone journal would read as an interrupted commit."""
+    def _forget(self, *txids: str) -> None:
+        """Remove committed records: every journal first (flushed, in one batch), then the marks
+        of the journals that are gone. A lone journal would read as an interrupted commit (and be
+        rolled back); a lone mark is harmless. No stat first: on local disk it would hash a
+        just-written record for nothing."""
+        tx_key = self._ws._tx_key
         storage = self._ws._storage
-        for suffix in (".journal", ".done"):
-            try:  # no stat first: on local disk it would hash a just-written record for nothing
-                # The journal's removal is flushed before the mark goes (a lone journal would read
-                # as an interrupted commit); the mark's need not be: a lone mark is harmless.
-                storage.delete(f"{self._ws._tx_key}/{txid}{suffix}", durable=suffix == ".journal")
-            except NotFound:
-                continue
+        journals = storage.delete_many([DeleteItem(f"{tx_key}/{t}.journal") for t in txids])
+        gone = [t for t, error in zip(txids, journals, strict=True) if error is None or isinstance(error, NotFound)]
+        storage.delete_many([DeleteItem(f"{tx_key}/{t}.done") for t in gone])
+        failed = [e for e in journals if e is not None and not isinstance(e, NotFound)]
+        if failed:
+            raise failed[0]
 
     def prune(self) -> None:
         """Keep the newest ``limit`` committed transactions. Best effort: never fails a commit.
@@ -57,8 +61,7 @@ class History:
             return
         try:
             txids = self._committed_txids(self._names())
-            for txid in txids[: max(0, len(txids) - self.limit)]:
-                self._forget(txid)
+            self._forget(*txids[: max(0, len(txids) - self.limit)])
             self._estimate = min(len(txids), self.limit)
         except VfsError:
             return  # pruning again at the next commit is just as good
@@ -135,7 +138,5 @@ class History:
                 if tx.exists(path) and not tx.list(path):
                     tx.rmdir(path)
         undo_txid = tx.result.txid if tx.result else None
-        self._forget(record.txid)
-        if undo_txid:
-            self._forget(undo_txid)
+        self._forget(*([record.txid, undo_txid] if undo_txid else [record.txid]))
         return HistoryEntry(record.txid, record.created, record.label, [Change(p, a) for p, a in record.changes])  # type: ignore[arg-type]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from backends.base import content_digest
@@ -89,7 +89,7 @@ class Journal:
             "undo_of": self.undo_of,
             "committed": self.committed,
             "created_dirs": self.created_dirs,
-            "targets": [asdict(t) for t in self.targets],
+            "targets": [vars(t) for t in self.targets],  # flat records: no deep copy (asdict) needed
             "blobs": spans,
         }
         # One join: the pre-images are copied once (peak memory of a big edit is input + output + this).
@@ -127,7 +127,7 @@ class DoneRecord:
     undo_of: str | None = None
 
     def encode(self) -> bytes:
-        return json.dumps(asdict(self), sort_keys=True).encode()
+        return json.dumps(vars(self), sort_keys=True).encode()
 
     @classmethod
     def decode(cls, data: bytes) -> DoneRecord:

@@ -98,6 +98,8 @@ class Storage:
         self.backend = backend
         self.display = display
         self.mode = mode
+        # Checked once: isinstance against a runtime Protocol inspects every attribute each time.
+        self._batch_backend: BatchBackend | None = backend if isinstance(backend, BatchBackend) else None
 
     def _call(self, action: str, key: str, fn: Callable[[], T]) -> T:
         try:
@@ -163,7 +165,7 @@ class Storage:
 
     @property
     def batches(self) -> bool:
-        return isinstance(self.backend, BatchBackend)
+        return self._batch_backend is not None
 
     def _raise_first(self, keys: Sequence[str], results: Sequence[object], action: str) -> None:
         for key, result in zip(keys, results, strict=True):
@@ -171,15 +173,15 @@ class Storage:
                 raise translate(result, self.display(key), action, self.mode) from result
 
     def stat_many(self, keys: Sequence[str]) -> builtins.list[FileInfo | None]:
-        if not isinstance(self.backend, BatchBackend) or len(keys) < 2:
+        if (batch := self._batch_backend) is None or len(keys) < 2:
             return [self.stat(k) for k in keys]
-        results = self._call("stat", keys[0], lambda: self.backend.stat_many(keys))  # type: ignore[attr-defined]
+        results = self._call("stat", keys[0], lambda: batch.stat_many(keys))
         self._raise_first(keys, results, "stat")
-        return list(results)
+        return [r for r in results if not isinstance(r, BaseException)]  # none left: raised above
 
     def read_many(self, keys: Sequence[str]) -> builtins.list[tuple[bytes, FileInfo] | VfsError]:
         """Per key: the bytes and info, or the (translated) error; never raises for one key."""
-        if not isinstance(self.backend, BatchBackend) or len(keys) < 2:
+        if (batch := self._batch_backend) is None or len(keys) < 2:
             out: builtins.list[tuple[bytes, FileInfo] | VfsError] = []
             for key in keys:
                 try:
@@ -187,24 +189,24 @@ class Storage:
                 except VfsError as exc:
                     out.append(exc)
             return out
-        results = self._call("read", keys[0], lambda: self.backend.read_many(keys))  # type: ignore[attr-defined]
+        results = self._call("read", keys[0], lambda: batch.read_many(keys))
         return [
             translate(r, self.display(k), "read", self.mode) if isinstance(r, BaseException) else r
             for k, r in zip(keys, results, strict=True)
         ]
 
     def matches_many(self, items: Sequence[tuple[str, str | None]]) -> builtins.list[bool]:
-        if not isinstance(self.backend, BatchBackend) or len(items) < 2:
+        if (batch := self._batch_backend) is None or len(items) < 2:
             return [self.matches(k, v) for k, v in items]
         keys = [k for k, _ in items]
-        results = self._call("check", keys[0], lambda: self.backend.matches_many(items))  # type: ignore[attr-defined]
+        results = self._call("check", keys[0], lambda: batch.matches_many(items))
         self._raise_first(keys, results, "check")
         return [bool(r) for r in results]
 
     def write_many(self, items: Sequence[WriteItem]) -> builtins.list[FileInfo | VfsError]:
         """Per item: the new info or the (translated) error; a failure never stops the others
         on a batch backend (the caller rolls back what landed), and stops the loop elsewhere."""
-        if not isinstance(self.backend, BatchBackend) or len(items) < 2:
+        if (batch := self._batch_backend) is None or len(items) < 2:
             done: builtins.list[FileInfo | VfsError] = []
             for i in items:
                 done.append(
@@ -213,18 +215,24 @@ class Storage:
                     )
                 )
             return done
-        results = self._call("write", items[0].key, lambda: self.backend.write_many(items))  # type: ignore[attr-defined]
+        results = self._call("write", items[0].key, lambda: batch.write_many(items))
         return [
             translate(r, self.display(i.key), "write", self.mode) if isinstance(r, BaseException) else r
             for i, r in zip(items, results, strict=True)
         ]
 
     def delete_many(self, items: Sequence[DeleteItem]) -> builtins.list[VfsError | None]:
-        if not isinstance(self.backend, BatchBackend) or len(items) < 2:
+        """Per item: ``None`` or the (translated) error; a failure never stops the others."""
+        if (batch := self._batch_backend) is None or len(items) < 2:
+            outcome: builtins.list[VfsError | None] = []
             for i in items:
-                self.delete(i.key, if_version=i.if_version)
-            return [None] * len(items)
-        results = self._call("delete", items[0].key, lambda: self.backend.delete_many(items))  # type: ignore[attr-defined]
+                try:
+                    self.delete(i.key, if_version=i.if_version)
+                    outcome.append(None)
+                except VfsError as exc:
+                    outcome.append(exc)
+            return outcome
+        results = self._call("delete", items[0].key, lambda: batch.delete_many(items))
         return [
             translate(r, self.display(i.key), "delete", self.mode) if isinstance(r, BaseException) else None
             for i, r in zip(items, results, strict=True)

@@ -489,7 +489,21 @@ class Transaction:
                     raise StaleVersion(f'cannot write "{display}": file no longer exists', path=display)
                 raise StaleVersion(f'cannot write "{display}": file changed since it was read', path=display)
 
+    def _apply_order(self, targets: builtins.list[str]) -> builtins.list[str]:
+        """Directories to create first (outermost first), then files in staging order, then
+        directories to remove (innermost first): each step finds the parent it needs."""
+
+        def phase(key: str) -> tuple[int, int]:
+            if self._staged[key].state == "directory":
+                return (0, key.count("/"))
+            if self._seen[key].state == "directory":
+                return (2, -key.count("/"))
+            return (1, 0)
+
+        return sorted(targets, key=phase)  # stable: files keep their staging order
+
     def _prepare_journal(self, targets: builtins.list[str]) -> Journal:
+        targets = self._apply_order(targets)
         records: builtins.list[TargetRecord] = []
         pre_images: dict[int, bytes] = {}
         base_len = len(self._ws._mapper.base_key)
@@ -561,7 +575,11 @@ class Transaction:
         return None
 
     def _apply_batched(self, journal: Journal, written: dict[str, str | None]) -> None:
-        """All file writes at once, then all file deletes at once (directories one by one)."""
+        """Directories to create, then all file writes at once, then all file deletes at once,
+        then directories to remove (the order of ``_apply_order``)."""
+        for target in journal.targets:
+            if target.after == "directory":
+                written[target.key] = self._apply(target)
         writes = [t for t in journal.targets if t.after == "file"]
         deletes = [t for t in journal.targets if t.after == "absent" and t.before == "file"]
         items = [
@@ -591,7 +609,7 @@ class Transaction:
         if failed:
             raise failed[0]
         for target in journal.targets:
-            if "directory" in (target.before, target.after):
+            if target.before == "directory" and target.after == "absent":
                 written[target.key] = self._apply(target)
 
     def _done_record(self, journal: Journal, written: dict[str, str | None]) -> DoneRecord:
