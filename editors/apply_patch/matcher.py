@@ -24,15 +24,14 @@ line (ignored for matching, kept in the output).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
+from editors._record import Record
 from editors.apply_patch.errors import PatchContextNotFound, PatchLinesNotFound
 from editors.apply_patch.parser import Chunk, rust_trim, rust_trim_end
 
 BOM = "\ufeff"
-_EOL = re.compile(r"(\r\n|\r|\n)")
+_EOL = r"(\r\n|\r|\n)"  # a line break, for re.split (mixed line endings only)
 
 _PUNCTUATION = str.maketrans(
     {
@@ -62,14 +61,16 @@ PASSES: tuple[Callable[[str], str], ...] = (_identity, rust_trim_end, rust_trim,
 Replacement = tuple[int, int, list[str]]
 
 
-@dataclass
-class SourceText:
+class SourceText(Record):
     """A text file as lines: ``texts[i]`` + ``endings[i]`` (``""`` only for an unterminated last line)."""
 
-    texts: list[str]
-    endings: list[str]
-    preferred: str = "\n"
-    bom: bool = False
+    __match_args__ = ("texts", "endings", "preferred", "bom")
+
+    def __init__(self, texts: list[str], endings: list[str], preferred: str = "\n", bom: bool = False) -> None:
+        self.texts = texts
+        self.endings = endings
+        self.preferred = preferred
+        self.bom = bom
 
     @classmethod
     def parse(cls, text: str) -> SourceText:
@@ -85,7 +86,9 @@ class SourceText:
             texts = text.split("\r\n")
             endings = ["\r\n"] * (len(texts) - 1)
         else:  # mixed, or lone CR
-            parts = _EOL.split(text)
+            import re  # (rare: not on the import path of `vfs apply`)
+
+            parts = re.split(_EOL, text)
             texts = parts[0::2]
             endings = parts[1::2]
         if texts[-1] == "":

@@ -1,4 +1,4 @@
-"""Patch text -> plain dataclasses, reproducing Codex's parser exactly (see docs in the spec).
+"""Patch text -> plain records, reproducing Codex's parser exactly (see docs in the spec).
 
 Codex (openai/codex, ``codex-rs/apply-patch``) trims the whole text with Rust's ``str::trim``,
 splits it with ``str::lines``, checks the ``*** Begin Patch`` / ``*** End Patch`` boundaries (with
@@ -12,8 +12,7 @@ one with ``Unexpected line found in update hunk: '@@ ...'``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from editors._record import Record
 from editors.apply_patch.errors import PatchParseError
 
 # Rust's char::is_whitespace: the Unicode White_Space property. Python's str.strip() also strips
@@ -71,8 +70,7 @@ def rust_lines(text: str) -> list[str]:
     ]
 
 
-@dataclass
-class Chunk:
+class Chunk(Record):
     """One ``@@`` section of an update: find ``old_lines`` (after the anchors), put ``new_lines``.
 
     ``change_context`` is Codex's single anchor; ``extra_contexts`` holds further anchors given on
@@ -80,14 +78,32 @@ class Chunk:
     Context lines are in both ``old_lines`` and ``new_lines``.
     """
 
-    change_context: str | None = None
-    old_lines: list[str] = field(default_factory=list)
-    new_lines: list[str] = field(default_factory=list)
-    is_end_of_file: bool = False
-    extra_contexts: list[str] = field(default_factory=list)
-    # (index in old_lines, index in new_lines) of each line parsed as context (` ` or empty):
-    # context lines are never rewritten, so their exact bytes and line endings survive.
-    context_line_indices: list[tuple[int, int]] = field(default_factory=list)
+    __match_args__ = (
+        "change_context",
+        "old_lines",
+        "new_lines",
+        "is_end_of_file",
+        "extra_contexts",
+        "context_line_indices",
+    )
+
+    def __init__(
+        self,
+        change_context: str | None = None,
+        old_lines: list[str] | None = None,
+        new_lines: list[str] | None = None,
+        is_end_of_file: bool = False,
+        extra_contexts: list[str] | None = None,
+        context_line_indices: list[tuple[int, int]] | None = None,
+    ) -> None:
+        self.change_context = change_context
+        self.old_lines: list[str] = [] if old_lines is None else old_lines
+        self.new_lines: list[str] = [] if new_lines is None else new_lines
+        self.is_end_of_file = is_end_of_file
+        self.extra_contexts: list[str] = [] if extra_contexts is None else extra_contexts
+        # (index in old_lines, index in new_lines) of each line parsed as context (` ` or empty):
+        # context lines are never rewritten, so their exact bytes and line endings survive.
+        self.context_line_indices: list[tuple[int, int]] = [] if context_line_indices is None else context_line_indices
 
     @property
     def contexts(self) -> list[str]:
@@ -111,34 +127,42 @@ class Chunk:
         return not self.old_lines and not self.new_lines
 
 
-@dataclass
-class AddFile:
-    path: str
-    contents: str = ""
+class AddFile(Record):
+    __match_args__ = ("path", "contents")
+
+    def __init__(self, path: str, contents: str = "") -> None:
+        self.path = path
+        self.contents = contents
 
 
-@dataclass
-class DeleteFile:
-    path: str
+class DeleteFile(Record):
+    __match_args__ = ("path",)
+
+    def __init__(self, path: str) -> None:
+        self.path = path
 
 
-@dataclass
-class UpdateFile:
-    path: str
-    move_path: str | None = None
-    chunks: list[Chunk] = field(default_factory=list)
+class UpdateFile(Record):
+    __match_args__ = ("path", "move_path", "chunks")
+
+    def __init__(self, path: str, move_path: str | None = None, chunks: list[Chunk] | None = None) -> None:
+        self.path = path
+        self.move_path = move_path
+        self.chunks: list[Chunk] = [] if chunks is None else chunks
 
 
 Hunk = AddFile | DeleteFile | UpdateFile
 
 
-@dataclass
-class Patch:
+class Patch(Record):
     """A parsed patch: its hunks in order, the optional environment id, the normalised text."""
 
-    hunks: list[Hunk]
-    environment_id: str | None = None
-    text: str = ""
+    __match_args__ = ("hunks", "environment_id", "text")
+
+    def __init__(self, hunks: list[Hunk], environment_id: str | None = None, text: str = "") -> None:
+        self.hunks = hunks
+        self.environment_id = environment_id
+        self.text = text
 
 
 def _check_boundaries(lines: list[str]) -> None:

@@ -6,27 +6,23 @@ and the adapter that turns a raw tool call into the text a model gets back.
 
 from __future__ import annotations
 
-import difflib
-import json
-from dataclasses import dataclass
+import os
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import vfs
+from editors._record import FrozenRecord
 from editors.apply_patch.applier import FileChange, PatchPlan, Step, plan_patch
 from editors.apply_patch.errors import ApplyPatchError, PatchInvalidInput, PatchWriteFailed
 from editors.apply_patch.matcher import SourceText
 from editors.apply_patch.parser import parse_patch
 
-_HERE = Path(__file__).resolve().parent  # grammar.lark and description.md ship beside this module
 TOOL_NAME = "apply_patch"
 TRANSACTION_LABEL = "apply_patch"
 INPUT_DESCRIPTION = "The entire contents of the apply_patch command"
 
 
-@dataclass(frozen=True)
-class ApplyResult:
+class ApplyResult(FrozenRecord):
     """What a successful patch did.
 
     ``summary`` is Codex's stdout (``Success. Updated the following files: ...``); ``changes`` the
@@ -34,11 +30,22 @@ class ApplyResult:
     transaction (``None`` on a dry run).
     """
 
+    __match_args__ = ("summary", "changes", "diff", "txid", "environment_id")
     summary: str
     changes: tuple[FileChange, ...]
-    diff: str | None = None
-    txid: str | None = None
-    environment_id: str | None = None
+    diff: str | None
+    txid: str | None
+    environment_id: str | None
+
+    def __init__(
+        self,
+        summary: str,
+        changes: tuple[FileChange, ...],
+        diff: str | None = None,
+        txid: str | None = None,
+        environment_id: str | None = None,
+    ) -> None:
+        self._init(summary=summary, changes=changes, diff=diff, txid=txid, environment_id=environment_id)
 
 
 def _reader(tx: vfs.Transaction) -> Any:
@@ -119,6 +126,8 @@ def _diff_lines(data: bytes | None) -> list[str]:
 
 def unified_diff(plan: PatchPlan, *, context: int = 3) -> str:
     """A unified diff of the plan's net changes (``a/`` and ``b/`` prefixes, no timestamps)."""
+    import difflib  # only for --diff / --dry-run: kept off the import path of `vfs apply`
+
     out: list[str] = []
     for change in plan.changes:
         before, after = _diff_lines(change.before), _diff_lines(change.after)
@@ -135,6 +144,12 @@ def unified_diff(plan: PatchPlan, *, context: int = 3) -> str:
 # -- tool definitions -----------------------------------------------------------------------------
 
 
+def _read_beside(name: str) -> str:
+    """A file shipped beside this module (``grammar.lark``, ``description.md``)."""
+    with open(os.path.join(os.path.dirname(os.path.realpath(__file__)), name), encoding="utf-8") as handle:
+        return handle.read()
+
+
 @cache
 def grammar() -> str:
     """The Lark grammar sent with the freeform tool (``grammar.lark``, sent verbatim).
@@ -143,13 +158,13 @@ def grammar() -> str:
     ``lark`` package accept it: Python lark refuses terminals that can match the empty string
     (``/(.*)/``), so each line's prefix and its text form one terminal (``ADD_LINE: /\\+.*/``).
     """
-    return _HERE.joinpath("grammar.lark").read_text(encoding="utf-8")
+    return _read_beside("grammar.lark")
 
 
 @cache
 def description() -> str:
     """The model-facing description of the tool."""
-    return _HERE.joinpath("description.md").read_text(encoding="utf-8").strip()
+    return _read_beside("description.md").strip()
 
 
 def _input_schema() -> dict[str, Any]:
@@ -193,6 +208,8 @@ def tool_definitions() -> dict[str, dict[str, Any]]:
 
 def dumps(value: Any) -> str:
     """Byte-stable JSON (sorted keys, no trailing spaces)."""
+    import json
+
     return json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2) + "\n"
 
 
@@ -215,6 +232,8 @@ def patch_from_arguments(arguments: Any) -> str:
     if isinstance(arguments, str):
         stripped = arguments.strip()
         if stripped.startswith("{"):
+            import json
+
             try:
                 decoded = json.loads(stripped)
             except json.JSONDecodeError:
@@ -242,13 +261,16 @@ def patch_from_arguments(arguments: Any) -> str:
     )
 
 
-@dataclass(frozen=True)
-class ToolOutput:
+class ToolOutput(FrozenRecord):
     """What the model gets back from one call: ``output`` text, and whether it worked."""
 
+    __match_args__ = ("ok", "output", "code")
     ok: bool
     output: str
-    code: str | None = None
+    code: str | None
+
+    def __init__(self, ok: bool, output: str, code: str | None = None) -> None:
+        self._init(ok=ok, output=output, code=code)
 
     def to_dict(self) -> dict[str, Any]:
         return {"code": self.code, "ok": self.ok, "output": self.output}
