@@ -6,16 +6,22 @@ exit 0. Failure: Codex's error text on stderr, exit 1, and nothing changed. Usag
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import vfs
 from editors.apply_patch.errors import ApplyPatchError
 from editors.apply_patch.tool import apply_patch
 from editors.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, add_workspace_args, open_workspace
 
+if TYPE_CHECKING:
+    import argparse
+
 USAGE = "Usage: vfs apply 'PATCH'\n       echo 'PATCH' | vfs apply"
+COLORS = ("auto", "always", "never")
 
 
 def configure(parser: argparse.ArgumentParser, verb: str) -> None:
@@ -28,11 +34,76 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
     parser.add_argument("--dry-run", action="store_true", help="check the patch and show its diff, but change nothing")
     parser.add_argument(
         "--color",
-        choices=("auto", "always", "never"),
+        choices=COLORS,
         default="auto",
         help="colour the diff (auto: when stdout is a terminal and NO_COLOR is unset)",
     )
     parser.add_argument("patch", nargs="?", metavar="PATCH", help="the patch text (default: read stdin)")
+
+
+# parse_quick: the options it parses itself -> (namespace attribute, allowed values or None).
+_VALUED = {
+    "--root": ("root", None),
+    "--storage-option": ("storage_option", None),
+    "-o": ("storage_option", None),
+    "--mount": ("mount", None),
+    "--mode": ("mode", vfs.MODES),
+    "--color": ("color", COLORS),
+}
+_FLAGS = {"--diff": "diff", "--dry-run": "dry_run"}
+
+
+def parse_quick(argv: Sequence[str]) -> SimpleNamespace | None:
+    """The arguments after ``apply`` as argparse would parse them (with :func:`configure`), without
+    argparse; ``None`` unless every argument is a plain form: ``--diff``, ``--dry-run``, ``-o VALUE``,
+    ``--OPTION VALUE`` or ``--OPTION=VALUE`` spelled in full (a separate value not starting with
+    ``-``, a valid choice), and at most one PATCH not starting with ``-``. Everything else (help,
+    abbreviations, ``--``, usage errors) is left to argparse.
+    """
+    values: dict[str, object] = {
+        "verb": "apply",
+        "root": None,
+        "storage_option": [],
+        "mount": None,
+        "mode": "workspace-write",
+        "diff": False,
+        "dry_run": False,
+        "color": "auto",
+        "patch": None,
+    }
+    options: list[str] = []
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        index += 1
+        if not arg.startswith("-"):
+            if values["patch"] is not None:
+                return None
+            values["patch"] = arg
+            continue
+        if arg in _FLAGS:
+            values[_FLAGS[arg]] = True
+            continue
+        name, equals, value = arg.partition("=")
+        if equals and not name.startswith("--"):
+            return None  # -o=VALUE: argparse's business
+        if not equals:
+            if index == len(argv) or argv[index].startswith("-"):
+                return None
+            value = argv[index]
+            index += 1
+        spec = _VALUED.get(name)
+        if spec is None:
+            return None
+        attribute, allowed = spec
+        if allowed is not None and value not in allowed:
+            return None
+        if attribute == "storage_option":
+            options.append(value)
+        else:
+            values[attribute] = value
+    values["storage_option"] = options
+    return SimpleNamespace(**values)
 
 
 def _write(stream: object, text: str) -> None:
@@ -84,7 +155,7 @@ def _progress(message: str) -> None:
         sys.stderr.flush()
 
 
-def _read_patch(args: argparse.Namespace) -> tuple[str | None, int]:
+def _read_patch(args: argparse.Namespace | SimpleNamespace) -> tuple[str | None, int]:
     if args.patch is not None:
         try:
             args.patch.encode("utf-8")  # undecodable argv bytes arrive as lone surrogates
@@ -108,7 +179,7 @@ def _read_patch(args: argparse.Namespace) -> tuple[str | None, int]:
         return None, EXIT_FAILURE
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace | SimpleNamespace) -> int:
     patch, status = _read_patch(args)
     if patch is None:
         return status

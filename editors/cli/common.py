@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import vfs
+
+if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
 
 # Exit statuses shared by every verb.
 EXIT_OK = 0
@@ -59,7 +62,7 @@ def parse_storage_options(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
-def open_workspace(args: argparse.Namespace, **options: Any) -> vfs.Workspace:
+def open_workspace(args: argparse.Namespace | SimpleNamespace, **options: Any) -> vfs.Workspace:
     """Open the workspace the common options name; ``options`` go to :class:`vfs.Workspace`."""
     root = args.root if args.root is not None else os.getcwd()
     return vfs.open_workspace(

@@ -1,0 +1,213 @@
+"""``vfs apply`` imports only what it needs (in the style of click's ``test_light_imports``).
+
+A subprocess runs the ``vfs apply`` command (``editors.cli.main``) on a small patch and reports
+every module that got imported, and every import statement an ``editors`` module executed on the
+way (whether or not the module was loaded already: ``vfs`` may import ``json`` itself, the apply
+path must not). Plus: the command lines that ``vfs apply`` parses without argparse come out
+exactly as argparse would parse them.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import itertools
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from editors.cli import build_parser
+from editors.cli.apply_cmd import parse_quick
+from tests.adapters.support import REPO, cli_env
+
+# Imported by nothing on the apply path (nor by `import vfs`): other verbs, the other tool, MCP...
+NEVER = (
+    "argparse",
+    "gettext",
+    "pydantic",
+    "mcp",
+    "lark",
+    "anyio",
+    "editors.str_replace_editor",
+    "editors.integration",
+    "editors.mcp_server",
+    "editors.tools",
+    "editors.cli.tool_cmd",
+    "editors.cli.serve_cmd",
+    "editors.cli.schema_cmd",
+    "editors.cli.history_cmd",
+    "editors.cli.demo_cmd",
+)
+# What the apply path's own modules may import, besides editors.* and vfs.*.
+ALLOWED_STDLIB = {
+    "__future__",
+    "collections.abc",
+    "functools",
+    "importlib",
+    "os",
+    "posixpath",
+    "sys",
+    "types",
+    "typing",
+}
+
+SCRIPT = r"""
+import builtins, sys
+real_import = builtins.__import__
+statements = set()
+
+def tracing_import(name, globals=None, locals=None, fromlist=(), level=0):
+    importer = (globals or {}).get("__name__") or ""
+    if importer.split(".")[0] == "editors":
+        statements.add((importer, name if not level else "." * level + name))
+    return real_import(name, globals, locals, fromlist, level)
+
+builtins.__import__ = tracing_import
+from editors.cli import main
+code = main(sys.argv[2:])
+builtins.__import__ = real_import
+with open(sys.argv[1], "w", encoding="utf-8") as out:
+    out.write(repr({"code": code, "modules": sorted(sys.modules), "statements": sorted(statements)}))
+"""
+
+PATCH = """*** Begin Patch
+*** Update File: a.txt
+@@
+-one
++ONE
+*** Add File: b.txt
++new
+*** End Patch
+"""
+
+
+def _run_apply(tmp_path: Path, *options: str) -> dict[str, object]:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "a.txt").write_text("one\ntwo\n")
+    report = tmp_path / "report.txt"
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(report), "apply", "--root", str(root), *options, PATCH],
+        capture_output=True,
+        env=cli_env(),
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    result: dict[str, object] = ast.literal_eval(report.read_text(encoding="utf-8"))
+    assert result["code"] == 0
+    if "--dry-run" not in options:
+        assert (root / "a.txt").read_text() == "ONE\ntwo\n"
+    return result
+
+
+def _loaded(modules: object, names: tuple[str, ...]) -> list[str]:
+    assert isinstance(modules, list)
+    return [m for m in modules if any(m == name or m.startswith(name + ".") for name in names)]
+
+
+@pytest.mark.parametrize("options", [(), ("--dry-run",), ("--diff", "--color", "always")])
+def test_vfs_apply_imports_only_what_it_needs(tmp_path: Path, options: tuple[str, ...]) -> None:
+    result = _run_apply(tmp_path, *options)
+    assert _loaded(result["modules"], NEVER) == []
+    if not options:  # difflib: only when a diff is asked for
+        assert _loaded(result["modules"], ("difflib",)) == []
+    statements = result["statements"]
+    assert isinstance(statements, list) and statements
+    outside = sorted(
+        (importer, name)
+        for importer, name in statements
+        if name.split(".")[0] not in ("editors", "vfs") and name not in ALLOWED_STDLIB
+    )
+    expected = [("editors.apply_patch.tool", "difflib")] if options else []
+    assert outside == expected, "the apply path imports these itself: import them where they are used"
+
+
+# -- parse_quick == argparse ------------------------------------------------------------------------
+
+TOKENS = [
+    "--diff",
+    "--dry-run",
+    "--root",
+    "/r",
+    "--root=/r2",
+    "--root=",
+    "-o",
+    "k=v",
+    "--storage-option",
+    "--storage-option=b=2",
+    "-o=x=y",
+    "-ox=y",
+    "--mount",
+    "--mount=/m",
+    "--mode",
+    "read-only",
+    "--mode=danger-full-access",
+    "yolo",
+    "--color",
+    "never",
+    "--color=always",
+    "--color=bad",
+    "*** Begin Patch\n*** End Patch",
+    "",
+    "-",
+    "--",
+    "-h",
+    "--dry",
+    "--mo",
+    "--diff=1",
+    "apply",
+    "-x y",
+]
+
+
+def _argparse(parser: object, argv: list[str]) -> dict[str, object] | None:
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            return vars(parser.parse_args(["apply", *argv]))  # type: ignore[attr-defined]
+        except SystemExit:
+            return None
+
+
+def test_parse_quick_agrees_with_argparse() -> None:
+    parser = build_parser("apply")
+    rng = random.Random(7)
+    argvs = [list(c) for n in range(3) for c in itertools.product(TOKENS, repeat=n)]
+    argvs += [[rng.choice(TOKENS) for _ in range(rng.randint(3, 7))] for _ in range(3000)]
+    quick_ones = 0
+    for argv in argvs:
+        quick = parse_quick(argv)
+        if quick is None:
+            continue
+        quick_ones += 1
+        assert vars(quick) == _argparse(parser, argv), argv
+    assert quick_ones > 200
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["PATCH"],
+        ["--dry-run", "PATCH"],
+        ["--diff", "--color", "never"],
+        ["--root", "/repo", "-o", "endpoint_url=http://127.0.0.1:9000", "--storage-option", "anon=true", "PATCH"],
+        ["--root=s3://bucket/ws", "--mount", "/workspace", "--mode", "read-only"],
+    ],
+)
+def test_common_apply_command_lines_skip_argparse(argv: list[str]) -> None:
+    quick = parse_quick(argv)
+    assert quick is not None
+    assert vars(quick) == _argparse(build_parser("apply"), argv)
+
+
+@pytest.mark.parametrize(
+    "argv", [["-h"], ["--help"], ["--dry", "P"], ["--mode", "yolo"], ["P", "Q"], ["--root"], ["--"]]
+)
+def test_anything_else_is_left_to_argparse(argv: list[str]) -> None:
+    assert parse_quick(argv) is None
