@@ -357,8 +357,8 @@ def apply_exact_bytes(data: bytes, chunks: Sequence[Chunk]) -> bytes | None:
             if chunk.is_end_of_file:
                 return None
             old_lines, new_lines = chunk.old_lines, chunk.new_lines
-            encoded = [line.encode("utf-8") for line in old_lines]
-            body = b"\n".join(encoded) + b"\n"
+            text = "\n".join(old_lines) + "\n"
+            body = text.encode("utf-8")
             at = _find_lines(data, body, cursor, base)
             if at < 0:
                 return None
@@ -366,8 +366,10 @@ def apply_exact_bytes(data: bytes, chunks: Sequence[Chunk]) -> bytes | None:
             # As the general path: context lines are left out of the edits (so that edits at the
             # same offset come in the same order), i.e. one edit per run of changed lines.
             offsets = [at]
-            for line in encoded:
-                offsets.append(offsets[-1] + len(line) + 1)
+            # (ASCII, the usual case: a line's byte length is its length)
+            lengths = map(len, old_lines) if len(body) == len(text) else (len(line.encode()) for line in old_lines)
+            for length in lengths:
+                offsets.append(offsets[-1] + length + 1)
             old_start = new_start = 0
             for old_context, new_context in chunk.context_line_indices:
                 if old_start != old_context or new_start != new_context:
