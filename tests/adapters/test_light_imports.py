@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import gc
 import io
 import itertools
 import random
@@ -47,6 +48,7 @@ ALLOWED_STDLIB = {
     "__future__",
     "collections.abc",
     "functools",
+    "gc",
     "importlib",
     "os",
     "posixpath",
@@ -211,3 +213,21 @@ def test_common_apply_command_lines_skip_argparse(argv: list[str]) -> None:
 )
 def test_anything_else_is_left_to_argparse(argv: list[str]) -> None:
     assert parse_quick(argv) is None
+
+
+def test_vfs_apply_pauses_the_cyclic_gc_only_while_it_runs(tmp_path: Path) -> None:
+    from editors.cli import main
+
+    (tmp_path / "a.txt").write_text("one\n")
+    assert gc.isenabled()
+    assert main(["apply", "--root", str(tmp_path), PATCH]) == 0
+    assert gc.isenabled()
+    assert main(["apply", "--root", str(tmp_path), "not a patch"]) == 1
+    assert gc.isenabled()
+    assert (tmp_path / "b.txt").read_text() == "new\n"
+    gc.disable()  # a host that turned it off keeps it off
+    try:
+        assert main(["apply", "--root", str(tmp_path), "not a patch"]) == 1
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
