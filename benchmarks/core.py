@@ -5,12 +5,15 @@ same input bytes, and the *targets* (issue 7) that compare them. The runner, for
 runs every available series once, in an order rotated from one repetition to the next:
 
     prepare()   untimed: restore the input files (and wait, flush, ...)
-    measure()   the measured value: seconds (timed by the series itself) or bytes (peak RSS),
-                or a ``Measured`` carrying side values too (a process's CPU seconds)
+    measure()   the measured value in the series' ``unit``: seconds (timed by the series itself),
+                bytes (peak RSS) or a count (S3 requests per file), or a ``Measured`` carrying side
+                values too (a process's CPU seconds)
     verify()    untimed: the output must equal the reference bytes, else the run fails loudly
 
-The first ``warmup`` repetitions are run and verified but not recorded. A series whose tool is not
-installed carries ``missing`` (the reason) and shows as missing in every table; it is never run.
+The first ``warmup`` repetitions are run and verified but not recorded; how many are recorded is
+the runner's default, scaled by the workload (``Workload.repeat``, ``Workload.runs``: see
+:func:`repetitions`). A series whose tool is not installed carries ``missing`` (the reason) and
+shows as missing in every table; it is never run.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Role = Literal["ours", "peer", "baseline"]
+#: What a series measures: seconds, bytes, or a plain count (``Series.quantity`` says of what).
+Unit = Literal["s", "bytes", "count"]
 
 
 def _noop() -> None:
@@ -50,9 +55,11 @@ class Series:
     measure: Callable[[], float | Measured]
     prepare: Callable[[], None] = _noop
     verify: Callable[[], None] = _noop
-    unit: Literal["s", "bytes"] = "s"
+    unit: Unit = "s"
     missing: str | None = None
     note: str = ""
+    #: With ``unit="count"``: what is counted, shown after the number ("8.12 requests/file").
+    quantity: str = ""
 
     @property
     def available(self) -> bool:
@@ -63,7 +70,9 @@ class Series:
 class Target:
     """``numerator`` / ``denominator`` (medians) <= ``bound``; or ``numerator`` <= ``bound`` (absolute).
 
-    ``scale`` divides the numerator instead of a series (peak RSS / file size).
+    An absolute bound is in the numerator series' unit: seconds (``0.1``), bytes, or a count (``4``
+    requests per file). ``scale`` divides the numerator instead of a series (peak RSS / file size);
+    ``scale_label`` names it in the bound shown ("<= 3x file size"). ``bound=inf``: informative.
     """
 
     label: str
@@ -93,6 +102,21 @@ class Workload:
     notes: list[str] = field(default_factory=list)
     #: Runs are short and noisy (fsync latency on a shared disk): this many times the repetitions.
     repeat: int = 1
+    #: Runs are expensive (the S3 workload): at most this many recorded repetitions, unless the
+    #: repetitions were asked for explicitly (``--reps``). See :func:`repetitions`.
+    runs: int | None = None
+
+
+def repetitions(workload: Workload, reps: int, *, explicit: bool = False) -> int:
+    """The recorded repetitions of ``workload`` when the runner's count is ``reps``.
+
+    ``reps`` times ``workload.repeat``; then, unless ``reps`` was given explicitly, at most
+    ``workload.runs``.
+    """
+    planned = reps * max(1, workload.repeat)
+    if workload.runs is not None and not explicit:
+        planned = min(planned, max(1, workload.runs))
+    return planned
 
 
 @dataclass
@@ -159,6 +183,9 @@ class TargetResult:
     high: float | None
     status: Literal["met", "missed", "missing", "failed"]
     reason: str = ""
+    #: The numerator series' unit and quantity: what an absolute value and bound are in.
+    unit: Unit = "s"
+    quantity: str = ""
 
 
 @dataclass
@@ -168,6 +195,8 @@ class WorkloadResult:
     targets: list[TargetResult]
     seconds: float
     error: str | None = None
+    reps: int = 0  # recorded repetitions planned (a series' own count: its summary's n)
+    warmup: int = 0
 
 
 def timed(fn: Callable[[], Any]) -> float:
@@ -181,15 +210,24 @@ def _paired(a: list[float], b: list[float]) -> list[float]:
     return [x / y for x, y in zip(a, b, strict=False) if y]
 
 
+def unresolved(
+    target: Target, results: dict[str, SeriesResult], status: Literal["missing", "failed"], reason: str
+) -> TargetResult:
+    """A target without a value, in its numerator's unit."""
+    num = results.get(target.numerator)
+    unit, quantity = (num.series.unit, num.series.quantity) if num is not None else ("s", "")
+    return TargetResult(target, None, None, None, status, reason, unit, quantity)
+
+
 def evaluate(target: Target, results: dict[str, SeriesResult]) -> TargetResult:
     num = results.get(target.numerator)
     den = results.get(target.denominator) if target.denominator else None
     for part in (num, den) if target.denominator else (num,):
         if part is None or not part.series.available:
             reason = part.series.missing if part is not None else "series not defined"
-            return TargetResult(target, None, None, None, "missing", reason or "")
+            return unresolved(target, results, "missing", reason or "")
         if part.summary is None:
-            return TargetResult(target, None, None, None, "failed", "no samples")
+            return unresolved(target, results, "failed", "no samples")
     assert num is not None and num.summary is not None
     if den is not None:
         assert den.summary is not None
@@ -202,7 +240,8 @@ def evaluate(target: Target, results: dict[str, SeriesResult]) -> TargetResult:
     else:
         value = num.summary.median
         low, high = num.summary.min, num.summary.max
-    return TargetResult(target, value, low, high, "met" if value <= target.bound else "missed")
+    status: Literal["met", "missed"] = "met" if value <= target.bound else "missed"
+    return TargetResult(target, value, low, high, status, "", num.series.unit, num.series.quantity)
 
 
 def run_workload(
@@ -210,12 +249,16 @@ def run_workload(
     *,
     reps: int,
     warmup: int,
+    explicit: bool = False,
     sync: bool = True,
     log: Callable[[str], None] = print,
 ) -> WorkloadResult:
-    """Run every available series ``warmup + reps`` times in rotated alternation."""
+    """Run every available series ``warmup`` + :func:`repetitions` times in rotated alternation.
+
+    ``explicit``: ``reps`` was asked for (``--reps``), so the workload's ``runs`` does not cap it.
+    """
     start = time.perf_counter()
-    reps *= max(1, workload.repeat)
+    reps = repetitions(workload, reps, explicit=explicit)
     available = [s for s in workload.series if s.available]
     samples: dict[str, list[float]] = {s.key: [] for s in workload.series}
     extras: dict[str, dict[str, list[float]]] = {s.key: {} for s in workload.series}
@@ -247,7 +290,7 @@ def run_workload(
         s.key: SeriesResult(s, samples[s.key], summarize(samples[s.key]), extras[s.key]) for s in workload.series
     }
     if error is not None:
-        targets = [TargetResult(t, None, None, None, "failed", error) for t in workload.targets]
+        targets = [unresolved(t, results, "failed", error) for t in workload.targets]
     else:
         targets = [evaluate(t, results) for t in workload.targets]
-    return WorkloadResult(workload, results, targets, time.perf_counter() - start, error)
+    return WorkloadResult(workload, results, targets, time.perf_counter() - start, error, reps, warmup)

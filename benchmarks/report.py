@@ -15,7 +15,7 @@ from typing import Any
 
 from benchmarks import peers
 from benchmarks.context import REPO
-from benchmarks.core import SeriesResult, Summary, TargetResult, WorkloadResult, summarize
+from benchmarks.core import SeriesResult, Summary, TargetResult, Unit, WorkloadResult, summarize
 
 # -- machine ----------------------------------------------------------------------------------------
 
@@ -105,7 +105,19 @@ def machine(workdir: Path) -> dict[str, Any]:
 # -- formatting -------------------------------------------------------------------------------------
 
 
-def fmt_value(value: float, unit: str) -> str:
+def fmt_count(value: float, *like: float) -> str:
+    """A count as a plain number: ``812``, ``8.12``, ``1,024``; with the precision of ``like`` too
+    (the other end of a range: ``8.00 - 8.50``, not ``8 - 8.50``)."""
+    if all(math.isfinite(v) and v == round(v) for v in (value, *like)):
+        return f"{value:,.0f}"
+    return f"{value:,.2f}"
+
+
+def fmt_value(value: float, unit: str, quantity: str = "", *like: float) -> str:
+    """``value`` in ``unit``: ``"149 ms"``, ``"322.8 MB"``, ``"8.12 requests/file"`` (a count of
+    ``quantity``, as precise as ``like``: see :func:`fmt_count`)."""
+    if unit == "count":
+        return f"{fmt_count(value, *like)} {quantity}" if quantity else fmt_count(value, *like)
     if unit == "bytes":
         return f"{value / 1e6:,.1f} MB"
     if value >= 1:
@@ -121,12 +133,16 @@ def fmt_ratio(value: float | None) -> str:
     return f"{value:.2f}x"
 
 
+def _target_number(result: TargetResult, value: float, *like: float) -> str:
+    """A value of an absolute target: in its series' unit; a count bare (the label says of what)."""
+    return fmt_count(value, *like) if result.unit == "count" else fmt_value(value, result.unit)
+
+
 def _target_value(result: TargetResult) -> str:
-    t = result.target
     if result.value is None:
         return "-"
-    if t.kind == "absolute":
-        return fmt_value(result.value, "s")
+    if result.target.kind == "absolute":
+        return _target_number(result, result.value)
     return fmt_ratio(result.value)
 
 
@@ -135,7 +151,10 @@ def _target_bound(result: TargetResult) -> str:
     if math.isinf(t.bound):
         return "(info)"
     if t.kind == "absolute":
-        return f"< {fmt_value(t.bound, 's')}"
+        # A time bound reads as issue 7 words it ("< 0.1 s"): a median of timings never equals it.
+        return f"{'<' if result.unit == 's' else '<='} {_target_number(result, t.bound)}"
+    if t.kind == "scaled" and t.scale_label:
+        return f"<= {t.bound:g}x {t.scale_label}"
     return f"<= {t.bound:g}x"
 
 
@@ -143,7 +162,8 @@ def _target_spread(result: TargetResult) -> str:
     if result.low is None or result.high is None:
         return "-"
     if result.target.kind == "absolute":
-        return f"{fmt_value(result.low, 's')} - {fmt_value(result.high, 's')}"
+        low, high = result.low, result.high
+        return f"{_target_number(result, low, high)} - {_target_number(result, high, low)}"
     return f"{result.low:.2f} - {result.high:.2f}x"
 
 
@@ -175,23 +195,26 @@ def targets_table(results: list[WorkloadResult]) -> list[str]:
     return _md_table(["workload", "target", "measured", "bound", "range over runs", "status"], rows)
 
 
-def _spread(summary: Summary, unit: str) -> str:
-    return f"{fmt_value(summary.min, unit)} - {fmt_value(summary.max, unit)}"
+def _spread(summary: Summary, unit: str, quantity: str = "") -> str:
+    low, high = summary.min, summary.max
+    return f"{fmt_value(low, unit, '', high)} - {fmt_value(high, unit, quantity, low)}"
 
 
 def _extra(sr: SeriesResult) -> str:
-    """Side measurements, medians: CPU seconds of a process (steadier than wall time under load)."""
+    """Side measurements, medians: CPU seconds of a process (steadier than wall time under load).
+
+    A name ending in ``_s`` is seconds (``server_cpu_s``: "server CPU 1.30 s"); others are counts.
+    """
     parts = []
     for name, values in sorted(sr.extras.items()):
         summary = summarize(values)
         if summary is None:
             continue
-        if name == "cpu_s":
-            parts.append(f"CPU {fmt_value(summary.median, 's')}")
-        elif name == "wall_s":
-            parts.append(f"wall {fmt_value(summary.median, 's')}")
+        if name.endswith("_s"):
+            words = {"cpu_s": "CPU", "wall_s": "wall"}.get(name) or name[:-2].replace("_", " ").replace("cpu", "CPU")
+            parts.append(f"{words} {fmt_value(summary.median, 's')}")
         else:
-            parts.append(f"{name} {summary.median:g}")
+            parts.append(f"{name.replace('_', ' ')} {fmt_count(summary.median)}")
     return ", ".join(parts)
 
 
@@ -210,13 +233,30 @@ def series_table(wr: WorkloadResult) -> list[str]:
                 [
                     s.label,
                     s.role,
-                    fmt_value(sr.summary.median, s.unit),
-                    _spread(sr.summary, s.unit),
+                    fmt_value(sr.summary.median, s.unit, s.quantity),
+                    _spread(sr.summary, s.unit, s.quantity),
                     str(sr.summary.n),
                     f"{spread}; {extra}" if extra else spread,
                 ]
             )
     return _md_table(["series", "role", "median", "min - max", "runs", "spread; side measurements"], rows)
+
+
+def _runs(results: list[WorkloadResult], reps: int) -> str:
+    """The workloads whose recorded repetitions differ from the run's ``reps``, and why."""
+    parts = []
+    for wr in results:
+        w = wr.workload
+        if w.missing or wr.reps == reps:
+            continue
+        if w.runs is not None and wr.reps == w.runs < reps * max(1, w.repeat):
+            why = f"at most {w.runs}: long runs"
+        elif w.repeat > 1 and wr.reps == reps * w.repeat:
+            why = f"{w.repeat}x: short, noisy runs"
+        else:
+            why = ""
+        parts.append(f"{w.name} {wr.reps}" + (f" ({why})" if why else ""))
+    return "; repetitions per workload where they differ: " + ", ".join(parts) if parts else ""
 
 
 def markdown(results: list[WorkloadResult], meta: dict[str, Any], *, details: bool = True) -> str:
@@ -225,7 +265,8 @@ def markdown(results: list[WorkloadResult], meta: dict[str, Any], *, details: bo
     lines = [
         "Ratios are ours / peer (or / baseline) of the medians; below the bound is better. "
         '"range over runs" is the min - max of the per-repetition ratios (runs alternate, so each '
-        "repetition pairs one run of each).",
+        "repetition pairs one run of each); for an absolute bound (a time, a count) the median itself "
+        "and its min - max.",
         "",
         *targets_table(results),
         "",
@@ -237,7 +278,8 @@ def markdown(results: list[WorkloadResult], meta: dict[str, Any], *, details: bo
         "Peers: " + "; ".join(f"{k}: {v}" for k, v in m["peers"].items()) + ".",
         "",
         f"Run: `{cfg['command']}` ({cfg['profile']} sizes, {cfg['reps']} repetitions after "
-        f"{cfg['warmup']} warm-up, alternating; 3x the repetitions for the short transaction runs).",
+        f"{cfg['warmup']} warm-up, alternating{_runs(results, cfg['reps'])}; each series' recorded runs: "
+        'the "runs" column of its table).',
     ]
     if details:
         for wr in results:
@@ -269,6 +311,7 @@ def _series_json(sr: SeriesResult) -> dict[str, Any]:
         "label": s.label,
         "role": s.role,
         "unit": s.unit,
+        "quantity": s.quantity,
         "missing": s.missing,
         "samples": sr.samples,
         "summary": sr.summary.to_dict() if sr.summary else None,
@@ -284,6 +327,10 @@ def _target_json(tr: TargetResult) -> dict[str, Any]:
         "numerator": t.numerator,
         "denominator": t.denominator,
         "scale": t.scale,
+        "scale_label": t.scale_label,
+        # what value, range and bound are in: a ratio, or the numerator's unit (absolute bounds)
+        "unit": tr.unit if t.kind == "absolute" else "ratio",
+        "quantity": tr.quantity if t.kind == "absolute" else "",
         "bound": None if math.isinf(t.bound) else t.bound,
         "informative": math.isinf(t.bound),
         "value": tr.value,
@@ -305,6 +352,8 @@ def to_json(results: list[WorkloadResult], meta: dict[str, Any]) -> dict[str, An
                 "missing": wr.workload.missing,
                 "error": wr.error,
                 "seconds": round(wr.seconds, 2),
+                "reps": wr.reps,
+                "warmup": wr.warmup,
                 "series": [_series_json(sr) for sr in wr.series.values()],
                 "targets": [_target_json(tr) for tr in wr.targets],
             }
@@ -320,8 +369,30 @@ def write_json(path: Path, document: dict[str, Any]) -> None:
 # -- plot ---------------------------------------------------------------------------------------------
 
 
+def panels(results: list[WorkloadResult]) -> list[tuple[str, Unit, str, list[SeriesResult]]]:
+    """The plot's series panels: (title, unit, quantity, series), one per workload and unit.
+
+    A workload's series share a panel when they share a unit; a count (S3 requests per file) gets
+    a panel of its own, after the workload's time (or memory) panel, never an axis in seconds.
+    """
+    out: list[tuple[str, Unit, str, list[SeriesResult]]] = []
+    for wr in results:
+        if wr.workload.missing:
+            continue
+        groups: dict[tuple[Unit, str], list[SeriesResult]] = {}
+        for sr in wr.series.values():
+            groups.setdefault((sr.series.unit, sr.series.quantity), []).append(sr)
+        for i, ((unit, quantity), srs) in enumerate(groups.items()):
+            title = wr.workload.title if i == 0 else f"{wr.workload.title}: {quantity or unit}"
+            out.append((title, unit, quantity, srs))
+    return out
+
+
+_AXIS = {"s": (1e3, "ms (median, whiskers min - max)"), "bytes": (1e-6, "MB (peak RSS)")}
+
+
 def plot(results: list[WorkloadResult], path: Path, meta: dict[str, Any]) -> str | None:
-    """A PNG: one panel per workload (median and min-max of each series), one of the targets.
+    """A PNG: one panel of the targets, then per workload one panel per unit (median, min - max).
 
     Returns why no plot was drawn (matplotlib missing), or None.
     """
@@ -334,11 +405,15 @@ def plot(results: list[WorkloadResult], path: Path, meta: dict[str, Any]) -> str
         return "matplotlib is not installed (bash benchmarks/install_peers.sh python): no PNG written"
 
     shown = [wr for wr in results if not wr.workload.missing]
-    panels = len(shown) + 1
+    series_panels = panels(shown)
     n_targets = sum(1 for wr in shown for tr in wr.targets if not math.isinf(tr.target.bound))
-    heights = [max(2.0, 0.55 * n_targets)] + [max(1.6, 0.42 * len(wr.series)) for wr in shown]
+    heights = [max(2.0, 0.55 * n_targets)] + [max(1.6, 0.42 * len(srs)) for *_, srs in series_panels]
     fig, axes = plt.subplots(
-        panels, 1, figsize=(10, 1.0 + sum(heights) * 1.25), squeeze=False, gridspec_kw={"height_ratios": heights}
+        len(heights),
+        1,
+        figsize=(10, 1.0 + sum(heights) * 1.25),
+        squeeze=False,
+        gridspec_kw={"height_ratios": heights},
     )
     colours = {"ours": "#1f77b4", "peer": "#ff7f0e", "baseline": "#7f7f7f"}
 
@@ -354,15 +429,15 @@ def plot(results: list[WorkloadResult], path: Path, meta: dict[str, Any]) -> str
             cols.append("#cccccc")
             bounds.append(1.0)
             continue
-        # Normalise to the bound: 1.0 is the target line for every row.
-        values.append(tr.value / t.bound)
+        # Normalise to the bound: 1.0 is the target line for every row (a bound of 0: met only at 0).
+        values.append(tr.value / t.bound if t.bound else (0.0 if tr.value <= 0 else 2.0))
         bounds.append(1.0)
         cols.append("#2ca02c" if tr.status == "met" else "#d62728")
     y = list(range(len(labels)))
     ax.barh(y, values, color=cols)
     ax.axvline(1.0, color="black", linestyle="--", linewidth=1)
     for i, (_, tr) in enumerate(rows):
-        text = "missing" if tr.value is None else f"{_target_value(tr)} (bound {_target_bound(tr)})"
+        text = "missing" if tr.value is None else f"{_target_value(tr)} ({_target_bound(tr)})"
         ax.text(max(values[i], 0) + 0.02, i, text, va="center", fontsize=7)
     ax.set_yticks(y, labels, fontsize=7)
     ax.invert_yaxis()
@@ -370,10 +445,8 @@ def plot(results: list[WorkloadResult], path: Path, meta: dict[str, Any]) -> str
     ax.set_title("Targets (issue 7)", fontsize=10)
     ax.set_xlim(0, max([*values, 1.0]) * 1.35)
 
-    for ax, wr in zip((row[0] for row in axes[1:]), shown, strict=True):
-        srs = list(wr.series.values())
-        unit = srs[0].series.unit if srs else "s"
-        scale = 1e-6 if unit == "bytes" else 1e3  # MB, ms
+    for ax, (title, unit, quantity, srs) in zip((row[0] for row in axes[1:]), series_panels, strict=True):
+        scale, xlabel = _AXIS.get(unit) or (1.0, f"{quantity or 'count'} (median, whiskers min - max)")
         labels = [textwrap.fill(sr.series.label, 40) for sr in srs]
         med = [sr.summary.median * scale if sr.summary else 0 for sr in srs]
         low = [(sr.summary.median - sr.summary.min) * scale if sr.summary else 0 for sr in srs]
@@ -381,12 +454,13 @@ def plot(results: list[WorkloadResult], path: Path, meta: dict[str, Any]) -> str
         y = list(range(len(srs)))
         ax.barh(y, med, xerr=[low, high], color=[colours[sr.series.role] for sr in srs], capsize=3)
         for i, sr in enumerate(srs):
-            text = "missing" if not sr.series.available else fmt_value(sr.summary.median, unit) if sr.summary else "-"
+            shown_value = fmt_value(sr.summary.median, unit, quantity) if sr.summary else "-"
+            text = "missing" if not sr.series.available else shown_value
             ax.text(med[i] + high[i], i, " " + text, va="center", fontsize=7)
         ax.set_yticks(y, labels, fontsize=7)
         ax.invert_yaxis()
-        ax.set_xlabel("MB (peak RSS)" if unit == "bytes" else "ms (median, whiskers min - max)", fontsize=8)
-        ax.set_title(wr.workload.title, fontsize=9)
+        ax.set_xlabel(xlabel, fontsize=8)
+        ax.set_title(title, fontsize=9)
         ax.set_xlim(0, max([m + h for m, h in zip(med, high, strict=True)] + [1e-9]) * 1.3)
     m = meta["machine"]
     fig.suptitle(f"vfs benchmarks - {m['cpu']}, {m['cores']} cores, {m['python']} - {m['date']}", fontsize=9)

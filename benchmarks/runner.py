@@ -6,6 +6,9 @@
     python -m benchmarks --set apply_large.hunks=2000 --set memory.bytes=50e6
     python -m benchmarks --publish             also refresh docs/benchmarks.md and docs/benchmarks.png
 
+A workload may scale the repetitions: ``transaction`` runs 3x as many (short, noisy runs), ``s3`` at
+most 3 (long runs) unless ``--reps`` is given; every series table states its recorded runs.
+
 Results go to ``benchmarks/results/`` (gitignored): ``results-<time>.json``, ``latest.json``,
 ``latest.md`` and ``latest.png``. Peers are found as ``benchmarks/peers.py`` describes;
 ``bash benchmarks/install_peers.sh`` installs them into a cache outside the repository.
@@ -43,7 +46,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=",".join(workloads.WORKLOADS),
         help=f"comma-separated, from: {', '.join(workloads.WORKLOADS)} (default: all)",
     )
-    parser.add_argument("--reps", type=int, help="measured repetitions per series (default: 7 full, 3 quick)")
+    parser.add_argument(
+        "--reps",
+        type=int,
+        help="measured repetitions per series (default: 7 full, 3 quick, 1 tiny; transaction runs 3x as many, "
+        "s3 at most 3 unless --reps is given)",
+    )
     parser.add_argument("--warmup", type=int, help="unrecorded warm-up repetitions (default: 1)")
     parser.add_argument(
         "--set",
@@ -129,7 +137,9 @@ def main(argv: list[str] | None = None) -> int:
             for series in workload.series:
                 if not series.available:
                     log(f"  {series.label}: missing ({series.missing})")
-            result = run_workload(workload, reps=reps, warmup=warmup, sync=not args.no_sync, log=log)
+            result = run_workload(
+                workload, reps=reps, warmup=warmup, explicit=args.reps is not None, sync=not args.no_sync, log=log
+            )
             if result.error:
                 failed = True
                 log(f"{name}: {result.error}")

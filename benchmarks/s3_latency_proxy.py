@@ -195,7 +195,15 @@ def _server(kind: str) -> Iterator[Any]:
             yield ep
 
 
-def _counting(backend: Any) -> collections.Counter[str]:
+def count_requests(backend: Any) -> collections.Counter[str]:
+    """Count every S3 request ``backend`` (a ``backends.s3.S3Backend``) makes from now on.
+
+    Returns a counter of S3 operation name (``"get_object"``, ``"put_object"``, ...) -> requests,
+    updated in place as requests are made: ``clear()`` it before a measurement, read it (or a copy
+    of it) after. It wraps the backend's ``_call``, the one coroutine every request of the backend
+    goes through (batched ones included), on this instance only; a request is counted when it is
+    sent, whether it succeeds or not. Call it once per backend: a second call counts twice.
+    """
     counts: collections.Counter[str] = collections.Counter()
     real = backend._call
 
@@ -217,10 +225,10 @@ def _measure(label: str, counts: collections.Counter[str], fn: Callable[[], Any]
 
 def _suite(be: Any, n: int, label: str) -> list[dict[str, Any]]:
     import vfs
-    from backends.s3 import WriteItem
+    from backends.base import WriteItem
 
     rows: list[dict[str, Any]] = []
-    counts = _counting(be)
+    counts = count_requests(be)
     keys = [f"{label}/src/f{i:03}.txt" for i in range(n)]
     payload = [f"file {i}\n".encode() * 20 for i in range(n)]
     be.stat("warmup")  # connection + client setup out of the measurements
