@@ -10,7 +10,8 @@ Keys
 Exceptions
     Backends raise builtin exceptions only (``FileNotFoundError``, ``FileExistsError``,
     ``IsADirectoryError``, ``NotADirectoryError``, ``PermissionError``, ``OSError``) and the two
-    defined here (:class:`PreconditionFailed`, :class:`EscapesRoot`, :class:`NotRegular`). ``vfs.storage`` translates
+    defined here (:class:`PreconditionFailed` and its :class:`Vanished`, :class:`EscapesRoot`,
+    :class:`NotRegular`). ``vfs.storage`` translates
     them into the vfs error vocabulary in one place.
 
 Conditional writes
@@ -51,7 +52,12 @@ TEMP_MARKER = ".vfs-tmp-"
 
 
 class PreconditionFailed(OSError):
-    """A conditional write or delete found a different version (or an existing object)."""
+    """A conditional write or delete found a different version: ``errno`` is ``EEXIST`` when
+    ``if_absent`` met an existing object, ``ESTALE`` otherwise (see also :class:`Vanished`)."""
+
+
+class Vanished(PreconditionFailed, FileNotFoundError):
+    """``if_version`` met nothing at all: the file was deleted since that version was seen."""
 
 
 class EscapesRoot(PermissionError):
@@ -203,13 +209,19 @@ class DeleteItem:
 
 @runtime_checkable
 class BatchBackend(Protocol):
-    """Optional: many single-key primitives at once, run concurrently by the backend (S3).
+    """Optional: many single-key primitives at once (S3: concurrently; local disk: in a loop
+    that opens, checks and flushes each directory once).
 
     Each method returns a list aligned with its input: for every item the value the single-item
     primitive returns, or the exception instance it would have raised (``None`` for a successful
     delete). One item's failure never stops the others; items are independent and each is exactly
     as atomic and as conditional as its single-item call (a batch is not a transaction). vfs uses
     these when a backend has them, so an N-file commit costs a few round trips, not N.
+
+    Two latitudes: ``read_many`` may report a miss as plain ``FileNotFoundError`` where ``read``
+    would explain it (a file where a parent directory should be); and ``write_many`` /
+    ``delete_many`` may flush once per batch (local disk: one directory ``fsync`` per directory),
+    as long as everything is durable when they return.
     """
 
     def stat_many(self, keys: Sequence[str]) -> list[FileInfo | BaseException | None]: ...

@@ -52,6 +52,7 @@ from backends.base import (
     FileInfo,
     Kind,
     PreconditionFailed,
+    Vanished,
     content_digest,
     iter_parents,
     parent_of,
@@ -309,7 +310,9 @@ class FsspecBackend:
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
             if if_absent and current is not None:
                 raise PreconditionFailed(errno.EEXIST, "already exists", key)
-            if if_version is not None and (current is None or current.version != if_version):
+            if if_version is not None and current is None:
+                raise Vanished(errno.ENOENT, "no longer exists", key)
+            if if_version is not None and current is not None and current.version != if_version:
                 raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
             if self.is_local:
                 self._write_local(key, path, data, if_absent, durable)
@@ -363,11 +366,13 @@ class FsspecBackend:
         path = self._path(key)
         with _process_lock(self.protocol, path):
             current = self.stat(key)
+            if current is None and if_version is not None:
+                raise Vanished(errno.ENOENT, "no longer exists", key)
             if current is None:
                 raise self._missing(key)
             if current.kind == "directory":
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
-            if if_version is not None and current.version != if_version:
+            if if_version is not None and current is not None and current.version != if_version:
                 raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
             self.fs.rm_file(path)
 

@@ -26,9 +26,9 @@ import secrets
 import stat as stat_module
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 try:
     import fcntl
@@ -38,16 +38,21 @@ except ImportError:  # pragma: no cover - Windows
 from backends.base import (
     TEMP_MARKER,
     Capabilities,
+    DeleteItem,
     EscapesRoot,
     FileInfo,
     Kind,
     NotRegular,
     PreconditionFailed,
+    Vanished,
+    WriteItem,
     content_digest,
 )
 
 #: A file modified less than this long before it was read gets its content hashed into its version.
 RACY_WINDOW_NS = 2_000_000_000
+
+T = TypeVar("T")
 
 _PROCESS_LOCKS: dict[str, threading.Lock] = {}
 _PROCESS_LOCKS_GUARD = threading.Lock()
@@ -77,6 +82,14 @@ def _stat_part(st: os.stat_result) -> str:
 
 def _is_racy(st: os.stat_result, now_ns: int) -> bool:
     return st.st_mtime_ns >= now_ns - RACY_WINDOW_NS or st.st_ctime_ns >= now_ns - RACY_WINDOW_NS
+
+
+def _attempt(call: Callable[..., T], *args: Any) -> T | BaseException:
+    """One item of a batch: its result, or the backend error it raised (reported in its slot)."""
+    try:
+        return call(*args)
+    except OSError as exc:
+        return exc
 
 
 def _umask() -> int:
@@ -335,15 +348,21 @@ class LocalBackend:
         directory = self._check_parent(key)
         try:
             st = self._write_in(directory, key, data, mode, if_version, if_absent, sync)
-            now_ns = time.time_ns()
-            # The version of the bytes just written: stat-only once the racy window has passed
-            # (never, right after a write), else with their hash: the caller's, if it has one.
-            version = (
-                self._version_of(directory.join(os.path.basename(key)), st, data, now_ns, digest) if versioned else None
-            )
+            if sync:
+                self._sync_dir(directory)
+            return self._written_info(directory, key, st, data, digest if versioned else None, versioned)
         finally:
             directory.close()
-        return self._info(key, st, version)
+
+    def _written_info(
+        self, directory: _Dir, key: str, st: os.stat_result, data: bytes, digest: str | None, versioned: bool
+    ) -> FileInfo:
+        # The version of the bytes just written: stat-only once the racy window has passed
+        # (never, right after a write), else with their hash: the caller's, if it has one.
+        if not versioned:
+            return self._info(key, st, None)
+        now_ns = time.time_ns()
+        return self._info(key, st, self._version_of(directory.join(os.path.basename(key)), st, data, now_ns, digest))
 
     def _write_in(
         self,
@@ -355,7 +374,8 @@ class LocalBackend:
         if_absent: bool,
         sync: bool,
     ) -> os.stat_result:
-        """Publish ``data`` at ``key`` inside ``directory``; the new file's ``lstat``."""
+        """Publish ``data`` at ``key`` inside ``directory`` (the file flushed first when ``sync``;
+        the directory entry is the caller's to flush); the new file's ``lstat``."""
         name = os.path.basename(key)
         try:
             st: os.stat_result | None = directory.lstat(name)
@@ -382,7 +402,7 @@ class LocalBackend:
                 self._publish_exclusive(directory, tmp, name, key)
             else:
                 if if_version is not None and not self.matches(key, if_version):
-                    raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
+                    raise self._stale(directory, name, key)
                 if directory.fd is None:
                     self._check_parent_by_path(key, key.split("/")[:-1])  # a symlink swapped in since
                 directory.replace(tmp, name)
@@ -392,8 +412,6 @@ class LocalBackend:
             except FileNotFoundError:
                 pass
             raise
-        if sync:
-            self._sync_dir(directory)
         return directory.lstat(name)
 
     def _publish_exclusive(self, directory: _Dir, tmp: str, name: str, key: str) -> None:
@@ -416,17 +434,92 @@ class LocalBackend:
     def delete(self, key: str, *, if_version: str | None = None, durable: bool = True) -> None:
         directory = self._check_parent(key)
         try:
-            name = os.path.basename(key)
-            st = directory.lstat(name)
-            if stat_module.S_ISDIR(st.st_mode):
-                raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
-            if if_version is not None and not self.matches(key, if_version):
-                raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
-            directory.unlink(name)
+            self._delete_in(directory, key, if_version)
             if durable:
                 self._sync_dir(directory)
         finally:
             directory.close()
+
+    def _delete_in(self, directory: _Dir, key: str, if_version: str | None) -> None:
+        name = os.path.basename(key)
+        try:
+            st = directory.lstat(name)
+        except FileNotFoundError:
+            if if_version is None:
+                raise
+            raise self._stale(directory, name, key) from None
+        if stat_module.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+        if if_version is not None and not self.matches(key, if_version):
+            raise self._stale(directory, name, key)
+        directory.unlink(name)
+
+    @staticmethod
+    def _stale(directory: _Dir, name: str, key: str) -> PreconditionFailed:
+        try:
+            directory.lstat(name)
+        except FileNotFoundError:
+            return Vanished(errno.ENOENT, "no longer exists", key)
+        return PreconditionFailed(errno.ESTALE, "changed since it was read", key)
+
+    # -- batches (BatchBackend): loops, but each directory is opened, checked and flushed once ------
+
+    def stat_many(self, keys: Sequence[str]) -> list[FileInfo | BaseException | None]:
+        return [_attempt(self.stat, k) for k in keys]
+
+    def read_many(self, keys: Sequence[str]) -> list[tuple[bytes, FileInfo] | BaseException]:
+        return [_attempt(self.read, k) for k in keys]
+
+    def matches_many(self, items: Sequence[tuple[str, str | None]]) -> list[bool | BaseException]:
+        return [_attempt(self.matches, k, v) for k, v in items]
+
+    def write_many(self, items: Sequence[WriteItem]) -> list[FileInfo | BaseException]:
+        """Each file written as by ``write`` (flushed before its rename); each directory's entries
+        flushed with one ``fsync`` after the last rename in it, before this returns. A failing item
+        does not stop the others (the caller rolls back what landed)."""
+        results: list[FileInfo | BaseException] = []
+        with self._directories() as directory_of:
+            for item in items:
+                try:
+                    directory = directory_of(item.key)
+                    st = self._write_in(
+                        directory, item.key, item.data, item.mode, item.if_version, item.if_absent, self.fsync
+                    )
+                    results.append(self._written_info(directory, item.key, st, item.data, item.digest, True))
+                except OSError as exc:
+                    results.append(exc)
+        return results
+
+    def delete_many(self, items: Sequence[DeleteItem]) -> list[BaseException | None]:
+        results: list[BaseException | None] = []
+        with self._directories() as directory_of:
+            for item in items:
+                try:
+                    self._delete_in(directory_of(item.key), item.key, item.if_version)
+                    results.append(None)
+                except OSError as exc:
+                    results.append(exc)
+        return results
+
+    @contextmanager
+    def _directories(self) -> Iterator[Callable[[str], _Dir]]:
+        """Parent directories of a batch, each reached (and checked) once; on a clean exit the
+        ones used are flushed, one ``fsync`` each."""
+        opened: dict[str, _Dir] = {}
+
+        def directory_of(key: str) -> _Dir:
+            parent = key.rsplit("/", 1)[0] if "/" in key else ""
+            if parent not in opened:
+                opened[parent] = self._check_parent(key)
+            return opened[parent]
+
+        try:
+            yield directory_of
+            for directory in opened.values():
+                self._sync_dir(directory)
+        finally:
+            for directory in opened.values():
+                directory.close()
 
     def list(self, key: str) -> list[FileInfo]:
         path = self._path(key)

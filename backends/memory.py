@@ -9,6 +9,7 @@ without changing ``ukey``/``checksum``, which is why this backend does not build
 
 from __future__ import annotations
 
+import errno
 import itertools
 import threading
 import time
@@ -17,7 +18,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from backends.base import Capabilities, FileInfo, PreconditionFailed, iter_parents, parent_of
+from backends.base import Capabilities, FileInfo, PreconditionFailed, Vanished, iter_parents, parent_of
 
 DEFAULT_FILE_MODE = 0o644
 
@@ -142,9 +143,11 @@ class MemoryBackend:
             if current is not None and current.data is None:
                 raise IsADirectoryError(f"Is a directory: {key}")
             if if_absent and current is not None:
-                raise PreconditionFailed(f"{key} already exists")
-            if if_version is not None and (current is None or f"g{current.generation}" != if_version):
-                raise PreconditionFailed(f"{key} changed")
+                raise PreconditionFailed(errno.EEXIST, "already exists", key)
+            if if_version is not None and current is None:
+                raise Vanished(errno.ENOENT, "no longer exists", key)
+            if if_version is not None and current is not None and f"g{current.generation}" != if_version:
+                raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
             if mode is None:
                 mode = current.mode if current is not None else DEFAULT_FILE_MODE
             entry = _Entry(bytes(data), mode, self.store.next_generation(), time.time())
@@ -155,11 +158,13 @@ class MemoryBackend:
         with self.store.guard:
             current = self.store.entries.get(key)
             if current is None:
+                if if_version is not None:
+                    raise Vanished(errno.ENOENT, "no longer exists", key)
                 raise FileNotFoundError(f"No such file: {key}")
             if current.data is None:
                 raise IsADirectoryError(f"Is a directory: {key}")
             if if_version is not None and f"g{current.generation}" != if_version:
-                raise PreconditionFailed(f"{key} changed")
+                raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
             del self.store.entries[key]
 
     def list(self, key: str) -> list[FileInfo]:

@@ -77,6 +77,7 @@ from backends.base import (
     DeleteItem,
     FileInfo,
     PreconditionFailed,
+    Vanished,
     WriteItem,
     iter_parents,
     parent_of,
@@ -384,13 +385,20 @@ class S3Backend:
             return head
         return FileInfo(key, "directory") if is_dir else None
 
-    async def _read(self, key: str) -> tuple[bytes, FileInfo]:
+    async def _read(self, key: str, *, explain_misses: bool = True) -> tuple[bytes, FileInfo]:
+        """``explain_misses=False`` (batches): a miss is only told apart from a directory (one
+        LIST), not from a file ancestor (a HEAD per ancestor): vfs checks the ancestors of what it
+        writes itself, and a single ``read`` of that path explains it fully."""
         if key == "":
             raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
         try:
             out = await self._call("get_object", key, Key=self._obj(key))
         except Exception as exc:
             if _is_not_found(_client_error_parts(exc)):
+                if not explain_misses:
+                    if await self._has_children(key):
+                        raise IsADirectoryError(errno.EISDIR, "Is a directory", key) from None
+                    raise FileNotFoundError(errno.ENOENT, "No such file or directory", key) from None
                 raise await self._missing(key, want="file") from None
             raise _translate(exc, key) from exc
         try:
@@ -431,12 +439,19 @@ class S3Backend:
             parts = _client_error_parts(exc)
             if cond and (_is_precondition(parts) or (if_version is not None and _is_not_found(parts))):
                 # 412/409; or If-Match on a missing key (AWS and moto answer 404)
+                current: FileInfo | None = None
+                looked = False
                 if parts is not None and parts[3] > 0 and len(data) < self.multipart_threshold:
                     # botocore retried: the first attempt may have landed. Is it our write?
-                    mine = await self._head(key)
+                    current, looked = await self._head(key), True
                     md5 = f'"{hashlib.md5(data, usedforsecurity=False).hexdigest()}"'
-                    if mine is not None and _etag_of(mine.version or "") == md5:
-                        return mine
+                    if current is not None and _etag_of(current.version or "") == md5:
+                        return current
+                if if_version is not None:
+                    # Gone rather than changed? (SeaweedFS answers a missing key with 412 too.)
+                    gone = _is_not_found(parts) or (current if looked else await self._head(key)) is None
+                    if gone:
+                        raise Vanished(errno.ENOENT, "no longer exists", key) from None
                 raise self._conflict(key, if_absent) from None
             raise _translate(exc, key) from exc
         return FileInfo(key, "file", len(data), None, _token(out["ETag"], _version_id(out)))
@@ -492,7 +507,7 @@ class S3Backend:
             if _is_not_found(parts) or _is_precondition(parts):
                 # SeaweedFS answers If-Match on a missing key with 412, AWS/moto with 404
                 if await self._head(key) is None:
-                    raise await self._missing(key, want="file") from None
+                    raise Vanished(errno.ENOENT, "no longer exists", key) from None
                 raise PreconditionFailed(errno.ESTALE, "changed since it was read", key) from None
             raise _translate(exc, key) from exc
 
@@ -666,7 +681,7 @@ class S3Backend:
         return self._run(lambda: self._gather([self._stat(k) for k in keys]))
 
     def read_many(self, keys: Sequence[str]) -> builtins.list[tuple[bytes, FileInfo] | BaseException]:
-        return self._run(lambda: self._gather([self._read(k) for k in keys]))
+        return self._run(lambda: self._gather([self._read(k, explain_misses=False) for k in keys]))
 
     def write_many(self, items: Sequence[WriteItem]) -> builtins.list[FileInfo | BaseException]:
         return self._run(

@@ -9,6 +9,7 @@ hidden. The same code serves an in-process failure and a crash found later by re
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from backends.base import TEMP_MARKER, parent_of
@@ -79,12 +80,19 @@ def _remove_empty_dir(storage: Storage, key: str) -> None:
     storage.rmdir(key)
 
 
-def rollback(storage: Storage, journal: Journal, journal_key: str | None) -> RollbackOutcome:
+def rollback(
+    storage: Storage, journal: Journal, journal_key: str | None, *, untouched: Collection[str] = ()
+) -> RollbackOutcome:
     """Undo every target of ``journal`` (newest first), remove directories it created, then the
-    journal itself. Never raises for a storage error: problems are collected and returned."""
+    journal itself. Never raises for a storage error: problems are collected and returned.
+
+    ``untouched``: keys the failed commit knows it never changed (recovery after a crash knows
+    nothing, and checks every target)."""
     outcome = RollbackOutcome()
     for index in range(len(journal.targets) - 1, -1, -1):
         target = journal.targets[index]
+        if target.key in untouched:
+            continue
         try:
             problem = _restore_target(storage, journal, index, target)
         except VfsError as exc:

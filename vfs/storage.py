@@ -21,6 +21,7 @@ from backends.base import (
     FileInfo,
     NotRegular,
     PreconditionFailed,
+    Vanished,
     WriteItem,
 )
 from vfs.errors import (
@@ -49,6 +50,8 @@ def translate(exc: BaseException, path: str, action: str, mode: str) -> VfsError
     if isinstance(exc, PreconditionFailed):
         if exc.errno == errno.EEXIST:
             return StaleVersion(f'cannot write "{path}": it was created by someone else meanwhile', path=path)
+        if isinstance(exc, Vanished):
+            return StaleVersion(f'cannot {action} "{path}": file no longer exists', path=path)
         return StaleVersion(f'cannot {action} "{path}": file changed since it was read', path=path)
     if isinstance(exc, EscapesRoot):
         return SandboxDenied(f"The path {path} resolves outside the workspace.", path=path, mode=mode)

@@ -376,7 +376,7 @@ class Transaction:
         ws = self._ws
         with ws._commit_lock():
             crash_point("locked")
-            self._check_seen()
+            self._check_seen(skip=self._checked_by_the_write(targets))
             journal = self._prepare_journal(targets)
             if (
                 len(journal.targets) == 1
@@ -390,6 +390,10 @@ class Transaction:
                 return self._commit_single(journal)
             journal_key = f"{ws._tx_key}/{journal.txid}.journal"
             written: dict[str, str | None] = {}
+            # Targets this commit never changed: not reached yet, or refused by their own
+            # condition (a stale version never lands). Rollback leaves them alone: one of them
+            # holding someone else's newer bytes is the reason for the rollback, not a problem.
+            untouched = {t.key for t in journal.targets}
             try:
                 ws._ensure_meta()
                 self._storage.write(journal_key, journal.encode(), versioned=False)
@@ -397,10 +401,15 @@ class Transaction:
                 for key in journal.created_dirs:
                     self._storage.mkdir(key)
                 if self._storage.batches:
-                    self._apply_batched(journal, written)
+                    self._apply_batched(journal, written, untouched)
                 else:
                     for index, target in enumerate(journal.targets):
-                        written[target.key] = self._apply(target)
+                        untouched.discard(target.key)
+                        try:
+                            written[target.key] = self._apply(target)
+                        except StaleVersion:
+                            untouched.add(target.key)
+                            raise
                         crash_point(f"applied-{index}")
                 done = self._done_record(journal, written)
                 crash_point("before-mark")
@@ -408,7 +417,7 @@ class Transaction:
                 crash_point("marked")
             except VfsError as exc:
                 self._status = "aborted"
-                outcome = rollback(self._storage, journal, journal_key)
+                outcome = rollback(self._storage, journal, journal_key, untouched=untouched)
                 if not outcome.ok:
                     raise RollbackFailed(
                         f"{exc.message} The commit failed and could not be fully rolled back: "
@@ -467,19 +476,35 @@ class Transaction:
         )
         return self.result
 
-    def _check_seen(self) -> None:
-        """Everything read or targeted must still be exactly what this transaction first saw."""
+    def _checked_by_the_write(self, targets: builtins.list[str]) -> set[str]:
+        """File targets whose own write or delete will check the version first seen, so the
+        preflight need not check them too: all of them where the store enforces the condition
+        (S3 If-Match / If-None-Match: one request per file saved), and the only one of a
+        single-target commit (its check would come microseconds before the write's own).
+        A multi-file commit on a store without CAS keeps its preflight: a stale file found
+        there costs nothing, found while applying it costs a rollback."""
+        if not (self._ws.capabilities.conditional_write or len(targets) == 1):
+            return set()
+        return {
+            k
+            for k in targets
+            if self._seen[k].state in ("file", "absent") and self._staged[k].state in ("file", "absent")
+        }
+
+    def _check_seen(self, skip: set[str] | frozenset[str] = frozenset()) -> None:
+        """Everything read or targeted must still be exactly what this transaction first saw
+        (except ``skip``: targets whose conditional write checks them)."""
         plain = [
             (k, s.version if s.state == "file" else None)
             for k, s in self._seen.items()
-            if s.state in ("file", "absent")
+            if s.state in ("file", "absent") and k not in skip
         ]
         verdicts = dict(zip((k for k, _ in plain), self._storage.matches_many(plain), strict=True))
-        others = [k for k in self._seen if k not in verdicts]
+        others = [k for k in self._seen if k not in verdicts and k not in skip]
         for key, info in zip(others, self._storage.stat_many(others), strict=True):
             verdicts[key] = info is not None and info.kind == self._seen[key].state
         for key, seen in self._seen.items():
-            if not verdicts[key]:
+            if not verdicts.get(key, True):
                 display = self._display(key)
                 if seen.state == "absent":
                     raise StaleVersion(
@@ -574,11 +599,13 @@ class Transaction:
             self._storage.delete(target.key, if_version=target.before_version)
         return None
 
-    def _apply_batched(self, journal: Journal, written: dict[str, str | None]) -> None:
+    def _apply_batched(self, journal: Journal, written: dict[str, str | None], untouched: set[str]) -> None:
         """Directories to create, then all file writes at once, then all file deletes at once,
-        then directories to remove (the order of ``_apply_order``)."""
+        then directories to remove (the order of ``_apply_order``). ``untouched`` loses each
+        target as it is attempted and gets back those refused by their condition."""
         for target in journal.targets:
             if target.after == "directory":
+                untouched.discard(target.key)
                 written[target.key] = self._apply(target)
         writes = [t for t in journal.targets if t.after == "file"]
         deletes = [t for t in journal.targets if t.after == "absent" and t.before == "file"]
@@ -593,23 +620,30 @@ class Transaction:
             )
             for t in writes
         ]
+        untouched.difference_update(t.key for t in writes)
         results = self._storage.write_many(items)
         for target, result in zip(writes, results, strict=True):
-            if not isinstance(result, VfsError):
+            if isinstance(result, StaleVersion):
+                untouched.add(target.key)
+            elif not isinstance(result, VfsError):
                 written[target.key] = result.version
         errors = [r for r in results if isinstance(r, VfsError)]
         if errors:
             raise errors[0]
         crash_point("applied-writes")
+        untouched.difference_update(t.key for t in deletes)
         delete_results = self._storage.delete_many([DeleteItem(t.key, t.before_version) for t in deletes])
         for target, error in zip(deletes, delete_results, strict=True):
             if error is None:
                 written[target.key] = None
+            elif isinstance(error, StaleVersion):
+                untouched.add(target.key)
         failed = [e for e in delete_results if e is not None]
         if failed:
             raise failed[0]
         for target in journal.targets:
             if target.before == "directory" and target.after == "absent":
+                untouched.discard(target.key)
                 written[target.key] = self._apply(target)
 
     def _done_record(self, journal: Journal, written: dict[str, str | None]) -> DoneRecord:

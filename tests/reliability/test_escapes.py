@@ -322,6 +322,14 @@ class SwapOnFirstMutation:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.inner, name)
+        if name in ("write_many", "delete_many"):  # a batch: swap before its first item lands
+
+            def hooked_batch(items: Any, *args: Any, **kwargs: Any) -> Any:
+                for item in items:
+                    self._swap(item.key)
+                return attr(items, *args, **kwargs)
+
+            return hooked_batch
         if name not in ("write", "delete", "mkdir", "rmdir"):
             return attr
 

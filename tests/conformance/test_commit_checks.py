@@ -1,0 +1,108 @@
+"""What a commit checks, and how, on every backend: the write's own condition stands in for the
+preflight check where it can (S3 If-Match, single-target commits), and the error says the same
+thing either way."""
+
+from __future__ import annotations
+
+import pytest
+
+import vfs
+from backends.base import PreconditionFailed, Vanished, content_digest
+from tests.support.trees import snapshot_tree, write_external
+
+
+def test_write_with_the_callers_digest_gives_a_checkable_version(make_workspace):
+    ws = make_workspace({"a.txt": b"one"})
+    backend = ws.backend
+    data = b"two\n"
+    info = backend.write("a.txt", data, digest=content_digest(data))
+    assert backend.matches("a.txt", info.version)
+    assert backend.read("a.txt")[0] == data
+    backend.write("a.txt", b"TWO\n")  # same size, same instant: the version must still move
+    assert not backend.matches("a.txt", info.version)
+
+
+def test_unversioned_write_still_writes(make_workspace):
+    ws = make_workspace({})
+    info = ws.backend.write("rec.bin", b"\x00record", versioned=False)
+    assert info.key == "rec.bin"
+    assert ws.backend.read("rec.bin")[0] == b"\x00record"
+
+
+def test_conditional_write_on_a_vanished_file_says_so(make_workspace):
+    ws = make_workspace({"a.txt": b"one"})
+    backend = ws.backend
+    version = backend.stat("a.txt").version
+    backend.delete("a.txt")
+    with pytest.raises(Vanished):
+        backend.write("a.txt", b"two", if_version=version)
+    with pytest.raises(FileNotFoundError):  # Vanished is also a FileNotFoundError
+        backend.delete("a.txt", if_version=version)
+    assert backend.stat("a.txt") is None
+
+
+def test_conditional_write_on_a_changed_file_is_not_vanished(make_workspace):
+    ws = make_workspace({"a.txt": b"one"})
+    backend = ws.backend
+    version = backend.stat("a.txt").version
+    write_external(backend, "a.txt", b"theirs")
+    with pytest.raises(PreconditionFailed) as info:
+        backend.write("a.txt", b"mine", if_version=version)
+    assert not isinstance(info.value, Vanished)
+    assert backend.read("a.txt")[0] == b"theirs"
+
+
+@pytest.mark.parametrize("files", [1, 3])
+def test_target_deleted_before_commit(make_workspace, files):
+    tree = {f"f{i}.txt": f"old {i}".encode() for i in range(files)}
+    ws = make_workspace(tree)
+    m = ws.mount
+    with pytest.raises(vfs.StaleVersion) as info, ws.transaction() as tx:
+        for i in range(files):
+            tx.write(f"{m}/f{i}.txt", tx.read(f"{m}/f{i}.txt").data + b" new")
+        ws.backend.delete("f0.txt")  # someone else, between the read and the commit
+    assert info.value.code == "FS_STALE_VERSION"
+    assert f'"{m}/f0.txt": file no longer exists' in info.value.message
+    expected = {k: v for k, v in tree.items() if k != "f0.txt"}
+    assert snapshot_tree(ws) == expected
+
+
+@pytest.mark.parametrize("files", [1, 3])
+def test_target_changed_before_commit(make_workspace, files):
+    tree = {f"f{i}.txt": f"old {i}".encode() for i in range(files)}
+    ws = make_workspace(tree)
+    m = ws.mount
+    with pytest.raises(vfs.StaleVersion) as info, ws.transaction() as tx:
+        for i in range(files):
+            tx.write(f"{m}/f{i}.txt", tx.read(f"{m}/f{i}.txt").data + b" new")
+        write_external(ws.backend, f"f{files - 1}.txt", b"theirs")
+    assert f'"{m}/f{files - 1}.txt": file changed since it was read' in info.value.message
+    assert snapshot_tree(ws) == {**tree, f"f{files - 1}.txt": b"theirs"}
+    assert ws.log() == []
+
+
+def test_new_file_created_by_someone_else_before_commit(make_workspace):
+    ws = make_workspace({"keep.txt": b"k"})
+    m = ws.mount
+    with pytest.raises(vfs.StaleVersion) as info, ws.transaction() as tx:
+        tx.write(f"{m}/new1.txt", b"mine 1")
+        tx.write(f"{m}/new2.txt", b"mine 2")
+        write_external(ws.backend, "new2.txt", b"theirs")
+    assert "created by someone else meanwhile" in info.value.message
+    assert snapshot_tree(ws) == {"keep.txt": b"k", "new2.txt": b"theirs"}
+
+
+def test_prefetched_new_files_commit_and_are_checked(make_workspace):
+    ws = make_workspace({"dir/old.txt": b"old"})
+    m = ws.mount
+    paths = [f"{m}/dir/new{i}.txt" for i in range(4)]
+    with ws.transaction() as tx:
+        tx.prefetch([*paths, f"{m}/dir/old.txt"])
+        for i, path in enumerate(paths):
+            tx.write(path, f"new {i}".encode())
+        tx.write(f"{m}/dir/old.txt", b"OLD")
+    assert snapshot_tree(ws) == {
+        "dir": None,
+        "dir/old.txt": b"OLD",
+        **{f"dir/new{i}.txt": f"new {i}".encode() for i in range(4)},
+    }

@@ -1,0 +1,116 @@
+"""What a commit costs on local disk, counted (not timed): each content hashed once, each
+directory flushed once per batch, history pruned without ever leaving a lone journal."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+import backends.base
+import backends.local
+import vfs
+from backends.local import LocalBackend
+
+
+def _count_content_hashes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    sizes: list[int] = []
+    real = backends.base._blake2b
+
+    def counting(data: bytes = b"", **kwargs: object) -> object:
+        sizes.append(len(data))
+        return real(data, **kwargs)
+
+    monkeypatch.setattr(backends.base, "_blake2b", counting)
+    return sizes
+
+
+@pytest.mark.parametrize("files", [1, 3])
+def test_each_new_content_is_hashed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: int) -> None:
+    # No file is "racy" (recently modified) here, so versions are stat-only; what is left is the
+    # commit's own post-image hash, which the backend reuses for the written file's version.
+    monkeypatch.setattr(backends.local, "RACY_WINDOW_NS", 0)
+    for i in range(files):
+        (tmp_path / f"f{i}.txt").write_bytes(b"old" * 100)
+    ws = vfs.open_workspace(str(tmp_path))
+    sizes = _count_content_hashes(monkeypatch)
+    with ws.transaction() as tx:
+        for i in range(files):
+            tx.write(str(tmp_path / f"f{i}.txt"), b"new" * (200 + i))
+    assert sorted(sizes) == [600 + 3 * i for i in range(files)]
+
+
+def test_racy_target_version_uses_the_commits_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file written this instant is racy, so its version carries a content hash: the one the
+    commit computed for its journal, not a second pass over the bytes."""
+    (tmp_path / "a.txt").write_bytes(b"a")
+    ws = vfs.open_workspace(str(tmp_path))
+    data = b"x" * 100_000
+    sizes = _count_content_hashes(monkeypatch)
+    with ws.transaction() as tx:
+        tx.write(str(tmp_path / "a.txt"), data)
+    assert sizes.count(len(data)) == 1
+    version = tx.result.versions[str(tmp_path / "a.txt")]
+    assert version is not None and version.endswith(backends.base.content_digest(data))
+    assert ws.is_current(str(tmp_path / "a.txt"), version)
+
+
+def test_one_directory_flush_per_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for d in ("d1", "d2"):
+        (tmp_path / d).mkdir()
+        for i in range(3):
+            (tmp_path / d / f"f{i}.txt").write_bytes(b"old")
+    ws = vfs.open_workspace(str(tmp_path))
+    ws._ensure_meta()
+    flushed: list[tuple[bool, int]] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        st = os.fstat(fd)
+        flushed.append((stat.S_ISDIR(st.st_mode), st.st_ino))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with ws.transaction() as tx:
+        for d in ("d1", "d2"):
+            for i in range(3):
+                tx.write(str(tmp_path / d / f"f{i}.txt"), b"new")
+    directories = [ino for is_dir, ino in flushed if is_dir]
+    for d in ("d1", "d2"):
+        assert directories.count(os.stat(tmp_path / d).st_ino) == 1  # not once per file
+    files = [ino for is_dir, ino in flushed if not is_dir]
+    assert len(files) == 6 + 2  # every target before its rename, the journal, the mark
+
+
+class FailingJournalDelete(LocalBackend):
+    """Deleting the history journal whose name contains ``bad`` fails with EACCES."""
+
+    bad = ""
+
+    def _delete_in(self, directory: object, key: str, if_version: str | None) -> None:
+        if self.bad and self.bad in key and key.endswith(".journal"):
+            raise PermissionError(errno.EACCES, "injected", key)
+        super()._delete_in(directory, key, if_version)  # type: ignore[arg-type]
+
+
+def test_pruning_never_leaves_a_lone_journal(tmp_path: Path) -> None:
+    backend = FailingJournalDelete(str(tmp_path))
+    ws = vfs.Workspace(backend, mount=str(tmp_path), history_limit=100)
+    for k in range(3):
+        with ws.transaction(label=f"c{k}") as tx:
+            tx.write(str(tmp_path / "a.txt"), f"v{k}".encode())
+    tx_dir = tmp_path / ".vfs" / "tx"
+    txids = sorted(n.removesuffix(".done") for n in os.listdir(tx_dir) if n.endswith(".done"))
+    assert len(txids) == 3
+    backend.bad = txids[0]
+    with pytest.raises(vfs.VfsError) as info:
+        ws._history._forget(txids[0], txids[1])
+    assert info.value.code == "FS_PERMISSION_DENIED"
+    names = set(os.listdir(tx_dir))
+    assert {f"{txids[0]}.journal", f"{txids[0]}.done"} <= names  # kept as a pair: still history
+    assert not {f"{txids[1]}.journal", f"{txids[1]}.done"} & names  # the other one went
+    assert not ws._needs_recovery()
+    assert [e.label for e in ws.log()] == ["c2", "c0"]
