@@ -46,6 +46,16 @@ def content_digest(data: bytes) -> str:
     return _blake2b(data, digest_size=16).hexdigest()
 
 
+#: What ``Backend.write`` takes: the bytes, or pieces to be stored back to back (vfs's journal
+#: record: a header, then pre-images it already holds, so a big file is not copied into a record).
+WriteData = bytes | list[bytes]
+
+
+def joined(data: WriteData) -> bytes:
+    """``data`` as one bytes object (a backend that cannot write pieces one after the other)."""
+    return b"".join(data) if isinstance(data, list) else data
+
+
 #: Backends that stage a write in a temp file next to its target put this in the temp file's name,
 #: so vfs can hide such files from listings and sweep leftovers after a crash.
 TEMP_MARKER = ".vfs-tmp-"
@@ -133,7 +143,7 @@ class Backend(Protocol):
     def write(
         self,
         key: str,
-        data: bytes,
+        data: WriteData,
         *,
         mode: int | None = None,
         if_version: str | None = None,

@@ -53,8 +53,10 @@ from backends.base import (
     Kind,
     PreconditionFailed,
     Vanished,
+    WriteData,
     content_digest,
     iter_parents,
+    joined,
     parent_of,
 )
 
@@ -287,7 +289,7 @@ class FsspecBackend:
     def write(
         self,
         key: str,
-        data: bytes,
+        data: WriteData,
         *,
         mode: int | None = None,
         if_version: str | None = None,
@@ -301,7 +303,7 @@ class FsspecBackend:
             raise ValueError("if_absent and if_version are mutually exclusive")
         if key == "":
             raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
-        data = bytes(data)
+        data = bytes(joined(data))
         path = self._path(key)
         with _process_lock(self.protocol, path):
             self._require_parent(key)

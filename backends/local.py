@@ -45,8 +45,10 @@ from backends.base import (
     NotRegular,
     PreconditionFailed,
     Vanished,
+    WriteData,
     WriteItem,
     content_digest,
+    joined,
 )
 
 #: A file modified less than this long before it was read gets its content hashed into its version.
@@ -335,7 +337,7 @@ class LocalBackend:
     def write(
         self,
         key: str,
-        data: bytes,
+        data: WriteData,
         *,
         mode: int | None = None,
         if_version: str | None = None,
@@ -355,20 +357,21 @@ class LocalBackend:
             directory.close()
 
     def _written_info(
-        self, directory: _Dir, key: str, st: os.stat_result, data: bytes, digest: str | None, versioned: bool
+        self, directory: _Dir, key: str, st: os.stat_result, data: WriteData, digest: str | None, versioned: bool
     ) -> FileInfo:
         # The version of the bytes just written: stat-only once the racy window has passed
         # (never, right after a write), else with their hash: the caller's, if it has one.
         if not versioned:
             return self._info(key, st, None)
         now_ns = time.time_ns()
-        return self._info(key, st, self._version_of(directory.join(os.path.basename(key)), st, data, now_ns, digest))
+        path = directory.join(os.path.basename(key))
+        return self._info(key, st, self._version_of(path, st, joined(data), now_ns, digest))
 
     def _write_in(
         self,
         directory: _Dir,
         key: str,
-        data: bytes,
+        data: WriteData,
         mode: int | None,
         if_version: str | None,
         if_absent: bool,
@@ -389,10 +392,10 @@ class LocalBackend:
         fd = directory.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             try:
-                view = memoryview(data)
-                while view:
-                    written = os.write(fd, view)
-                    view = view[written:]
+                for piece in data if isinstance(data, list) else (data,):
+                    view = memoryview(piece)
+                    while view:
+                        view = view[os.write(fd, view) :]
                 os.fchmod(fd, mode)
                 if sync:
                     os.fsync(fd)

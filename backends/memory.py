@@ -18,7 +18,16 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from backends.base import Capabilities, FileInfo, PreconditionFailed, Vanished, iter_parents, parent_of
+from backends.base import (
+    Capabilities,
+    FileInfo,
+    PreconditionFailed,
+    Vanished,
+    WriteData,
+    iter_parents,
+    joined,
+    parent_of,
+)
 
 DEFAULT_FILE_MODE = 0o644
 
@@ -128,7 +137,7 @@ class MemoryBackend:
     def write(
         self,
         key: str,
-        data: bytes,
+        data: WriteData,
         *,
         mode: int | None = None,
         if_version: str | None = None,
@@ -150,7 +159,7 @@ class MemoryBackend:
                 raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
             if mode is None:
                 mode = current.mode if current is not None else DEFAULT_FILE_MODE
-            entry = _Entry(bytes(data), mode, self.store.next_generation(), time.time())
+            entry = _Entry(bytes(joined(data)), mode, self.store.next_generation(), time.time())
             self.store.entries[key] = entry
             return self._info(key, entry)
 

@@ -78,8 +78,10 @@ from backends.base import (
     FileInfo,
     PreconditionFailed,
     Vanished,
+    WriteData,
     WriteItem,
     iter_parents,
+    joined,
     parent_of,
 )
 
@@ -628,7 +630,7 @@ class S3Backend:
     def write(
         self,
         key: str,
-        data: bytes,
+        data: WriteData,
         *,
         mode: int | None = None,
         if_version: str | None = None,
@@ -638,7 +640,7 @@ class S3Backend:
         versioned: bool = True,
     ) -> FileInfo:
         """``mode`` is ignored (S3 stores no permission bits); every acknowledged PUT is durable."""
-        return self._run(lambda: self._write(key, data, if_version=if_version, if_absent=if_absent))
+        return self._run(lambda: self._write(key, joined(data), if_version=if_version, if_absent=if_absent))
 
     def delete(self, key: str, *, if_version: str | None = None, durable: bool = True) -> None:
         self._run(lambda: self._delete(key, if_version=if_version))

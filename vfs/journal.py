@@ -74,6 +74,10 @@ class Journal:
 
     def encode(self) -> bytes:
         """``MAGIC``, one JSON header line, then the pre-images back to back."""
+        return b"".join(self.encode_parts())
+
+    def encode_parts(self) -> list[bytes]:
+        """:meth:`encode` in pieces: the header, then each pre-image as it is (not copied)."""
         blobs: list[bytes] = []
         spans: dict[str, list[int]] = {}
         offset = 0
@@ -92,8 +96,7 @@ class Journal:
             "targets": [vars(t) for t in self.targets],  # flat records: no deep copy (asdict) needed
             "blobs": spans,
         }
-        # One join: the pre-images are copied once (peak memory of a big edit is input + output + this).
-        return b"".join([MAGIC, json.dumps(header, sort_keys=True).encode(), b"\n", *blobs])
+        return [MAGIC + json.dumps(header, sort_keys=True).encode() + b"\n", *blobs]
 
     @classmethod
     def decode(cls, data: bytes) -> Journal:

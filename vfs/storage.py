@@ -22,6 +22,7 @@ from backends.base import (
     NotRegular,
     PreconditionFailed,
     Vanished,
+    WriteData,
     WriteItem,
 )
 from vfs.errors import (
@@ -119,7 +120,7 @@ class Storage:
     def write(
         self,
         key: str,
-        data: bytes,
+        data: WriteData,
         *,
         mode: int | None = None,
         if_version: str | None = None,

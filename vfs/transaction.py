@@ -396,7 +396,7 @@ class Transaction:
             untouched = {t.key for t in journal.targets}
             try:
                 ws._ensure_meta()
-                self._storage.write(journal_key, journal.encode(), versioned=False)
+                self._storage.write(journal_key, journal.encode_parts(), versioned=False)
                 crash_point("journaled")
                 for key in journal.created_dirs:
                     self._storage.mkdir(key)
@@ -456,7 +456,7 @@ class Transaction:
         try:  # best effort: losing this record costs an undo step, never the change
             ws._ensure_meta()
             self._storage.write(
-                f"{ws._tx_key}/{journal.txid}.journal", journal.encode(), durable=False, versioned=False
+                f"{ws._tx_key}/{journal.txid}.journal", journal.encode_parts(), durable=False, versioned=False
             )
             crash_point("before-mark")
             self._storage.write(f"{ws._tx_key}/{journal.txid}.done", done.encode(), durable=False, versioned=False)
