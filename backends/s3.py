@@ -388,9 +388,8 @@ class S3Backend:
         return FileInfo(key, "directory") if is_dir else None
 
     async def _read(self, key: str, *, explain_misses: bool = True) -> tuple[bytes, FileInfo]:
-        """``explain_misses=False`` (batches): a miss is only told apart from a directory (one
-        LIST), not from a file ancestor (a HEAD per ancestor): vfs checks the ancestors of what it
-        writes itself, and a single ``read`` of that path explains it fully."""
+        """``explain_misses=False`` (batches): a miss is a plain ``FileNotFoundError``, for the
+        caller to tell apart from a directory (see :meth:`_read_many`)."""
         if key == "":
             raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
         try:
@@ -398,8 +397,6 @@ class S3Backend:
         except Exception as exc:
             if _is_not_found(_client_error_parts(exc)):
                 if not explain_misses:
-                    if await self._has_children(key):
-                        raise IsADirectoryError(errno.EISDIR, "Is a directory", key) from None
                     raise FileNotFoundError(errno.ENOENT, "No such file or directory", key) from None
                 raise await self._missing(key, want="file") from None
             raise _translate(exc, key) from exc
@@ -529,6 +526,49 @@ class S3Backend:
         if any(h is not None for h in heads):
             return NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
         return FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+
+    async def _read_many(self, keys: Sequence[str]) -> builtins.list[tuple[bytes, FileInfo] | BaseException]:
+        """One concurrent round of GETs; then the misses told apart from directories: one LIST of
+        the parent for a folder with several misses (new files usually share one), one LIST per
+        key otherwise. A miss is not explained further (a file where a parent directory should
+        be): vfs checks the ancestors of what it writes itself, and ``read`` explains it fully."""
+        results = await self._gather([self._read(k, explain_misses=False) for k in keys])
+        misses: dict[str, list[int]] = {}
+        for index, (key, result) in enumerate(zip(keys, results, strict=True)):
+            if isinstance(result, FileNotFoundError):
+                misses.setdefault(parent_of(key), []).append(index)
+        shared = [p for p, indexes in misses.items() if len(indexes) > 1]
+        listings = dict(zip(shared, await self._gather([self._child_prefixes(p) for p in shared]), strict=True))
+        single = [i for p, indexes in misses.items() for i in indexes if not isinstance(listings.get(p), set)]
+        verdicts = dict(zip(single, await self._gather([self._has_children(keys[i]) for i in single]), strict=True))
+        for parent, indexes in misses.items():
+            for index in indexes:
+                listing = listings.get(parent)
+                is_dir = keys[index] in listing if isinstance(listing, set) else verdicts[index]
+                if isinstance(is_dir, BaseException):
+                    results[index] = is_dir
+                elif is_dir:
+                    results[index] = IsADirectoryError(errno.EISDIR, "Is a directory", keys[index])
+        return results
+
+    async def _child_prefixes(self, key: str, max_pages: int = 4) -> set[str] | None:
+        """Keys of the "subdirectories" directly under ``key`` (``None``: too many to list)."""
+        prefix = self._dir_prefix(key)
+        found: set[str] = set()
+        token: str | None = None
+        for _ in range(max_pages):
+            kw: dict[str, Any] = {"Prefix": prefix, "Delimiter": "/"}
+            if token:
+                kw["ContinuationToken"] = token
+            page = await self._calls("list_objects_v2", key, **kw)
+            for cp in page.get("CommonPrefixes", []) or []:
+                name = str(cp["Prefix"])[len(prefix) :].rstrip("/")
+                if name and "/" not in name:
+                    found.add(f"{key}/{name}" if key else name)
+            if not page.get("IsTruncated"):
+                return found
+            token = page.get("NextContinuationToken")
+        return None
 
     async def _list(self, key: str) -> list[FileInfo]:
         prefix = self._dir_prefix(key)
@@ -683,7 +723,7 @@ class S3Backend:
         return self._run(lambda: self._gather([self._stat(k) for k in keys]))
 
     def read_many(self, keys: Sequence[str]) -> builtins.list[tuple[bytes, FileInfo] | BaseException]:
-        return self._run(lambda: self._gather([self._read(k, explain_misses=False) for k in keys]))
+        return self._run(lambda: self._read_many(keys))
 
     def write_many(self, items: Sequence[WriteItem]) -> builtins.list[FileInfo | BaseException]:
         return self._run(

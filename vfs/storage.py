@@ -209,15 +209,18 @@ class Storage:
 
     def write_many(self, items: Sequence[WriteItem]) -> builtins.list[FileInfo | VfsError]:
         """Per item: the new info or the (translated) error; a failure never stops the others
-        on a batch backend (the caller rolls back what landed), and stops the loop elsewhere."""
+        (the caller rolls back what landed)."""
         if (batch := self._batch_backend) is None or len(items) < 2:
             done: builtins.list[FileInfo | VfsError] = []
             for i in items:
-                done.append(
-                    self.write(
-                        i.key, i.data, mode=i.mode, if_version=i.if_version, if_absent=i.if_absent, digest=i.digest
+                try:
+                    done.append(
+                        self.write(
+                            i.key, i.data, mode=i.mode, if_version=i.if_version, if_absent=i.if_absent, digest=i.digest
+                        )
                     )
-                )
+                except VfsError as exc:
+                    done.append(exc)
             return done
         results = self._call("write", items[0].key, lambda: batch.write_many(items))
         return [

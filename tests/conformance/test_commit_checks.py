@@ -106,3 +106,26 @@ def test_prefetched_new_files_commit_and_are_checked(make_workspace):
         "dir/old.txt": b"OLD",
         **{f"dir/new{i}.txt": f"new {i}".encode() for i in range(4)},
     }
+
+
+def test_prefetch_tells_directories_from_missing_files(make_workspace):
+    ws = make_workspace({"dir/sub/x.txt": b"x", "dir/old.txt": b"o"})
+    m = ws.mount
+    with ws.transaction() as tx:
+        tx.prefetch([f"{m}/dir/sub", f"{m}/dir/new1.txt", f"{m}/dir/new2.txt", f"{m}/dir/old.txt"])
+        with pytest.raises(vfs.IsADirectory):
+            tx.read(f"{m}/dir/sub")
+        with pytest.raises(vfs.IsADirectory):
+            tx.write(f"{m}/dir/sub", b"not a file")
+        with pytest.raises(vfs.NotFound):
+            tx.read(f"{m}/dir/new1.txt")
+        tx.write(f"{m}/dir/new1.txt", b"1")
+        tx.write(f"{m}/dir/new2.txt", b"2")
+    assert snapshot_tree(ws) == {
+        "dir": None,
+        "dir/sub": None,
+        "dir/sub/x.txt": b"x",
+        "dir/old.txt": b"o",
+        "dir/new1.txt": b"1",
+        "dir/new2.txt": b"2",
+    }
