@@ -16,7 +16,7 @@ model-facing path) and the success summary names the paths as written in the pat
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Literal
 
 from editors._record import FrozenRecord
@@ -118,6 +118,14 @@ def _default_resolve(path: str) -> str:
     return posixpath.normpath(path)
 
 
+def _slashes(key: str) -> Iterator[int]:
+    """The offsets of the ``/`` in ``key``."""
+    at = key.find("/")
+    while at >= 0:
+        yield at
+        at = key.find("/", at + 1)
+
+
 class _Files:
     """The files as the patch has left them so far: an overlay over the reader."""
 
@@ -127,14 +135,35 @@ class _Files:
         self.before: dict[str, bytes | None] = {}
         self.display: dict[str, str] = {}
         self.order: list[str] = []
+        # Indexes of the files the overlay holds (data not None), so that _implied() costs the
+        # depth of a path instead of a scan of the overlay (quadratic in a patch of many files):
+        # how many such keys have each "/"-terminated prefix, and each key without trailing "/".
+        self._dir_prefixes: dict[str, int] = {}
+        self._file_keys: dict[str, int] = {}
 
     def _note(self, key: str, display: str) -> None:
         if key not in self.display:
             self.display[key] = display
             self.order.append(key)
 
+    def _index(self, key: str, delta: int) -> None:
+        for at in _slashes(key):
+            prefix = key[: at + 1]
+            self._dir_prefixes[prefix] = self._dir_prefixes.get(prefix, 0) + delta
+        stripped = key.rstrip("/")
+        self._file_keys[stripped] = self._file_keys.get(stripped, 0) + delta
+
     def _implied(self, key: str) -> Literal["directory", "blocked"] | None:
         """What the patch's own files say about ``key``: a directory above them, or under a file."""
+        # A file `other` with other.startswith(key.rstrip("/") + "/"): key is its directory.
+        directory = self._dir_prefixes.get(key.rstrip("/") + "/", 0) > 0
+        # A file `other` with key.startswith(other.rstrip("/") + "/"): key is under a file.
+        blocked = any(self._file_keys.get(key[:at], 0) > 0 for at in _slashes(key))
+        if not (directory and blocked):
+            return "directory" if directory else "blocked" if blocked else None
+        return self._implied_in_order(key)  # both: the file the patch wrote first decides
+
+    def _implied_in_order(self, key: str) -> Literal["directory", "blocked"] | None:
         prefix = key.rstrip("/") + "/"
         for other, data in self.overlay.items():
             if data is None:
@@ -165,6 +194,9 @@ class _Files:
         self._note(key, display)
         if key not in self.before:  # only reachable when the caller skipped get(): keep it honest
             self.get(key, display)
+        was_file = self.overlay.get(key) is not None
+        if was_file != (data is not None):
+            self._index(key, 1 if data is not None else -1)
         self.overlay[key] = data
 
 
