@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import stat as stat_module
 import threading
 import time
@@ -388,7 +387,7 @@ class LocalBackend:
             raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
         if mode is None:
             mode = stat_module.S_IMODE(st.st_mode) if st is not None else (0o666 & ~self._umask)
-        tmp = f".{name}{TEMP_MARKER}{secrets.token_hex(4)}"
+        tmp = f".{name}{TEMP_MARKER}{os.urandom(4).hex()}"
         fd = directory.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             try:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import builtins
 import os
-import signal
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -54,6 +53,8 @@ _CRASH_AT = os.environ.get("VFS_TEST_CRASH_AT", "")
 
 def crash_point(step: str) -> None:
     if _CRASH_AT and step == _CRASH_AT:
+        import signal  # test-only path: not imported otherwise
+
         os.kill(os.getpid(), signal.SIGKILL)
 
 
