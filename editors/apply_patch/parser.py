@@ -353,10 +353,11 @@ class _Parser:
         """Every line but the last through :meth:`process`, the last through :meth:`finish`.
 
         The state machine drops one more ``\\r`` per line (on top of ``str::lines()``); ``has_cr``
-        False says no line has one. Fast path: the body lines of an update chunk (``' '``, ``'+'``,
+        False says no line has one. Fast paths: the body lines of an update chunk (``' '``, ``'+'``,
         ``'-'`` or empty: the bulk of a large patch) go straight into the current chunk, which is
-        what :meth:`_update_line` does with them (they can be neither a header nor a marker); any
-        other line, or a chunk after ``*** End of File``, takes the state machine.
+        what :meth:`_update_line` does with them (they can be neither a header nor a marker), and
+        the ``'+'`` lines of an added file into its contents; any other line, or a chunk after
+        ``*** End of File``, takes the state machine.
         """
         count = len(lines) - 1
         index = 0
@@ -367,6 +368,16 @@ class _Parser:
             index += 1
             self.line_number = index
             self.process(line)
+            if self.mode == _ADD:  # the '+' lines of an added file, as process() takes them
+                parts = self.add_parts
+                while index < count and lines[index].startswith("+"):
+                    line = lines[index]
+                    if has_cr and line.endswith("\r"):
+                        line = line[:-1]
+                    parts.append(line[1:])
+                    parts.append("\n")
+                    index += 1
+                continue
             if self.mode != _UPDATE:
                 continue
             hunk = self.hunks[-1]
