@@ -377,7 +377,8 @@ class Transaction:
         ws = self._ws
         with ws._commit_lock():
             crash_point("locked")
-            self._check_seen(skip=self._checked_by_the_write(targets))
+            verified = self._read_pre_images(targets)
+            self._check_seen(skip=self._checked_by_the_write(targets) | verified)
             journal = self._prepare_journal(targets)
             if (
                 len(journal.targets) == 1
@@ -515,6 +516,24 @@ class Transaction:
                     raise StaleVersion(f'cannot write "{display}": file no longer exists', path=display)
                 raise StaleVersion(f'cannot write "{display}": file changed since it was read', path=display)
 
+    def _read_pre_images(self, targets: builtins.list[str]) -> set[str]:
+        """Read the targets never read (blind writes and deletes) for their pre-images, under the
+        lock; each read is also the check that the file still holds the version first seen, so
+        these keys need no other preflight check. Returns them."""
+        unread = [k for k in targets if self._seen[k].state == "file" and self._seen[k].data is None]
+        for key, result in zip(unread, self._storage.read_many(unread), strict=True):
+            path = self._display(key)
+            if isinstance(result, NotFound):
+                raise StaleVersion(f'cannot write "{path}": file no longer exists', path=path)
+            if isinstance(result, VfsError):
+                raise result
+            data, info = result
+            seen = self._seen[key]
+            if info.version != seen.version and not self._storage.matches(key, seen.version):
+                raise StaleVersion(f'cannot write "{path}": file changed since it was read', path=path)
+            seen.data = data
+        return set(unread)
+
     def _apply_order(self, targets: builtins.list[str]) -> builtins.list[str]:
         """Directories to create first (outermost first), then files in staging order, then
         directories to remove (innermost first): each step finds the parent it needs."""
@@ -547,16 +566,6 @@ class Transaction:
         )
         missing = {a for a, info in zip(ancestors, self._storage.stat_many(ancestors), strict=True) if info is None}
         created_dirs = sorted(missing, key=lambda k: (k.count("/"), k))
-        unread = [k for k in targets if self._seen[k].state == "file" and self._seen[k].data is None]
-        for key, result in zip(unread, self._storage.read_many(unread), strict=True):
-            if isinstance(result, VfsError):
-                raise result
-            data, info = result
-            seen = self._seen[key]
-            if info.version != seen.version and not self._storage.matches(key, seen.version):
-                path = self._display(key)
-                raise StaleVersion(f'cannot write "{path}": file changed since it was read', path=path)
-            seen.data = data
         for key in targets:
             staged, seen = self._staged[key], self._seen[key]
             record = TargetRecord(
