@@ -70,3 +70,21 @@ def test_open_accepts_pathlike_and_upath(tmp_path):
     assert vfs.open_workspace(f"file://{tmp_path}").read_bytes("f.txt") == b"hi"
     mem = upath.UPath("memory://upath-test/")
     assert vfs.open_workspace(mem).mount == "/workspace"
+
+
+def test_a_local_commit_loads_no_heavy_modules(tmp_path):
+    """A commit on local disk locks with flock(2) and hashes with BLAKE2 alone: filelock (fork
+    bookkeeping, logging...), OpenSSL's hashlib and secrets cost tens of ms of every `vfs apply`."""
+    code = (
+        "import sys, json; before = set(sys.modules); import vfs; "
+        "ws = vfs.open_workspace(sys.argv[1]); "
+        "tx = ws.transaction(); tx.write('a.txt', b'x'); tx.write('b/c.txt', b'y'); tx.commit(); "
+        "print(json.dumps(sorted(set(sys.modules) - before)))"
+    )
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path)], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    loaded = set(json.loads(result.stdout))
+    assert (tmp_path / "b" / "c.txt").read_bytes() == b"y"
+    assert "vfs.transaction" in loaded  # the probe saw our imports
+    assert not loaded & {"filelock", "_hashlib", "secrets", "hmac"}
