@@ -133,6 +133,20 @@ class Transaction:
             self._seen[key] = seen
         return seen
 
+    def _see_with_parents(self, key: str) -> None:
+        """First touch of ``key`` and of its unseen ancestors in one round (concurrent on S3,
+        where each would otherwise cost a round trip of its own)."""
+        if not self._storage.batches:
+            return
+        base_len = len(self._ws._mapper.base_key)
+        keys = [
+            k for k in (*iter_parents(key), key) if len(k) > base_len and k not in self._seen and k not in self._staged
+        ]
+        if len(keys) < 2:
+            return
+        for k, info in zip(keys, self._storage.stat_many(keys), strict=True):
+            self._seen[k] = _Seen(_state_of(info), info.version if info else None, info.mode if info else None)
+
     def _effective(self, key: str) -> State:
         staged = self._staged.get(key)
         return staged.state if staged is not None else self._see(key).state
@@ -279,6 +293,7 @@ class Transaction:
             raise TypeError("data must be bytes")
         key = self._key(path)
         display = self._display(key)
+        self._see_with_parents(key)
         state = self._effective(key)
         if state == "directory":
             raise IsADirectory(f"The path {display} is a directory.", path=display)
