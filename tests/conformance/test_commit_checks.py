@@ -53,31 +53,27 @@ def test_conditional_write_on_a_changed_file_is_not_vanished(make_workspace):
 
 
 @pytest.mark.parametrize("files", [1, 3])
-def test_target_deleted_before_commit(make_workspace, files):
+@pytest.mark.parametrize("meddling", ["deleted", "changed"])
+def test_target_stale_at_commit(make_workspace, files, meddling):
+    """Someone else deletes or rewrites the last target between its read and the commit."""
     tree = {f"f{i}.txt": f"old {i}".encode() for i in range(files)}
     ws = make_workspace(tree)
     m = ws.mount
+    last = f"f{files - 1}.txt"
     with pytest.raises(vfs.StaleVersion) as info, ws.transaction() as tx:
         for i in range(files):
             tx.write(f"{m}/f{i}.txt", tx.read(f"{m}/f{i}.txt").data + b" new")
-        ws.backend.delete("f0.txt")  # someone else, between the read and the commit
+        if meddling == "deleted":
+            ws.backend.delete(last)
+        else:
+            write_external(ws.backend, last, b"theirs")
     assert info.value.code == "FS_STALE_VERSION"
-    assert f'"{m}/f0.txt": file no longer exists' in info.value.message
-    expected = {k: v for k, v in tree.items() if k != "f0.txt"}
+    reason = "file no longer exists" if meddling == "deleted" else "file changed since it was read"
+    assert f'"{m}/{last}": {reason}' in info.value.message
+    expected = {k: v for k, v in tree.items() if k != last}
+    if meddling == "changed":
+        expected[last] = b"theirs"
     assert snapshot_tree(ws) == expected
-
-
-@pytest.mark.parametrize("files", [1, 3])
-def test_target_changed_before_commit(make_workspace, files):
-    tree = {f"f{i}.txt": f"old {i}".encode() for i in range(files)}
-    ws = make_workspace(tree)
-    m = ws.mount
-    with pytest.raises(vfs.StaleVersion) as info, ws.transaction() as tx:
-        for i in range(files):
-            tx.write(f"{m}/f{i}.txt", tx.read(f"{m}/f{i}.txt").data + b" new")
-        write_external(ws.backend, f"f{files - 1}.txt", b"theirs")
-    assert f'"{m}/f{files - 1}.txt": file changed since it was read' in info.value.message
-    assert snapshot_tree(ws) == {**tree, f"f{files - 1}.txt": b"theirs"}
     assert ws.log() == []
 
 
