@@ -52,7 +52,9 @@ Batch extension (optional, see :class:`BatchBackend`)
 Options (``vfs_``-prefixed keys in ``storage_options`` are taken out before s3fs sees them)
     ``vfs_lease_ttl`` (s, default 30), ``vfs_clock_skew`` (s, default 5),
     ``vfs_multipart_threshold`` (bytes, default 100 MiB), ``vfs_part_size`` (default 50 MiB),
-    ``vfs_max_concurrency`` (default 16).
+    ``vfs_max_concurrency`` (default 64: requests of one batch in flight at once; the HTTP
+    connection pool is raised to match unless ``config_kwargs`` sets ``max_pool_connections``,
+    whose botocore default of 10 would otherwise be the real bound).
 """
 
 from __future__ import annotations
@@ -242,7 +244,7 @@ class S3Backend:
         clock_skew: float = 5.0,
         multipart_threshold: int = 100 * MiB,
         part_size: int = 50 * MiB,
-        max_concurrency: int = 16,
+        max_concurrency: int = 64,
         owns_fs: bool = False,
         private_fs: bool = False,
     ) -> None:
@@ -276,6 +278,10 @@ class S3Backend:
         _, _, rest = url.partition("://")
         bucket, _, prefix = rest.partition("/")
         private = bool(options.get("skip_instance_cache"))
+        concurrency = int(tuning.get("max_concurrency", 64))
+        config = dict(options.get("config_kwargs") or {})
+        config.setdefault("max_pool_connections", concurrency)
+        options["config_kwargs"] = config
         fs = s3fs.S3FileSystem(**options)
         if fs.session is None and not fs.kwargs:
             # One botocore session per process: its loaded service models make each new client
@@ -290,7 +296,7 @@ class S3Backend:
             clock_skew=float(tuning.get("clock_skew", 5.0)),
             multipart_threshold=int(tuning.get("multipart_threshold", 100 * MiB)),
             part_size=int(tuning.get("part_size", 50 * MiB)),
-            max_concurrency=int(tuning.get("max_concurrency", 16)),
+            max_concurrency=concurrency,
             owns_fs=True,
             private_fs=private,
         )
