@@ -53,6 +53,9 @@ from backends.base import (
 #: A file modified less than this long before it was read gets its content hashed into its version.
 RACY_WINDOW_NS = 2_000_000_000
 
+#: Directory handles a batch keeps open at once (well under the usual limit of 1,024 descriptors).
+BATCH_OPEN_DIRECTORIES = 64
+
 T = TypeVar("T")
 
 _PROCESS_LOCKS: dict[str, threading.Lock] = {}
@@ -504,15 +507,27 @@ class LocalBackend:
 
     @contextmanager
     def _directories(self) -> Iterator[Callable[[str], _Dir]]:
-        """Parent directories of a batch, each reached (and checked) once; on a clean exit the
-        ones used are flushed, one ``fsync`` each."""
-        opened: dict[str, _Dir] = {}
+        """Parent directories of a batch, each reached (and checked) once while it stays open;
+        on a clean exit the ones used are flushed, one ``fsync`` each. At most
+        ``BATCH_OPEN_DIRECTORIES`` stay open (a commit may touch thousands of folders): the
+        least recently used one is flushed and closed to make room, and flushed again at the end
+        if the batch comes back to it, so every rename is followed by a flush of its folder."""
+        opened: dict[str, _Dir] = {}  # insertion order = least recently used first
 
         def directory_of(key: str) -> _Dir:
             parent = key.rsplit("/", 1)[0] if "/" in key else ""
-            if parent not in opened:
-                opened[parent] = self._check_parent(key)
-            return opened[parent]
+            directory = opened.pop(parent, None)
+            if directory is None:
+                if len(opened) >= BATCH_OPEN_DIRECTORIES:
+                    oldest = next(iter(opened))
+                    evicted = opened.pop(oldest)
+                    try:
+                        self._sync_dir(evicted)
+                    finally:
+                        evicted.close()
+                directory = self._check_parent(key)
+            opened[parent] = directory
+            return directory
 
         try:
             yield directory_of

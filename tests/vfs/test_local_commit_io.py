@@ -114,3 +114,58 @@ def test_pruning_never_leaves_a_lone_journal(tmp_path: Path) -> None:
     assert not {f"{txids[1]}.journal", f"{txids[1]}.done"} & names  # the other one went
     assert not ws._needs_recovery()
     assert [e.label for e in ws.log()] == ["c2", "c0"]
+
+
+def test_a_batch_over_many_folders_keeps_few_handles_and_flushes_every_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(backends.local, "BATCH_OPEN_DIRECTORIES", 2)
+    folders = [f"d{i}" for i in range(5)]
+    for d in folders:
+        (tmp_path / d).mkdir()
+    order = ["d0", "d1", "d2", "d0", "d3", "d4", "d1", "d0"]  # comes back to evicted folders
+    for i, d in enumerate(order):
+        (tmp_path / d / f"f{i}.txt").write_bytes(b"old")  # replaced (rename), not created (link)
+    ws = vfs.open_workspace(str(tmp_path))
+    ws._ensure_meta()
+    events: list[tuple[str, int]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            events.append(("flush", st.st_ino))
+        real_fsync(fd)
+
+    def replace(src: str, dst: str, *, src_dir_fd: int | None = None, dst_dir_fd: int | None = None) -> None:
+        real_replace(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
+        folder = os.fstat(dst_dir_fd).st_ino if dst_dir_fd is not None else os.stat(os.path.dirname(dst)).st_ino
+        events.append(("rename", folder))
+
+    handles = {"open": 0, "most": 0}
+    real_check_parent, real_close = LocalBackend._check_parent, backends.local._Dir.close
+
+    def check_parent(self: LocalBackend, key: str) -> backends.local._Dir:
+        handles["open"] += 1
+        handles["most"] = max(handles["most"], handles["open"])
+        return real_check_parent(self, key)
+
+    def close(self: backends.local._Dir) -> None:
+        if self.fd is not None:
+            handles["open"] -= 1
+        real_close(self)
+
+    monkeypatch.setattr(LocalBackend, "_check_parent", check_parent)
+    monkeypatch.setattr(backends.local._Dir, "close", close)
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    with ws.transaction() as tx:
+        for i, d in enumerate(order):
+            tx.write(str(tmp_path / d / f"f{i}.txt"), f"new {i}".encode())
+    for i, d in enumerate(order):
+        assert (tmp_path / d / f"f{i}.txt").read_bytes() == f"new {i}".encode()
+    for d in folders:
+        ino = os.stat(tmp_path / d).st_ino
+        last_rename = max(k for k, e in enumerate(events) if e == ("rename", ino))
+        assert ("flush", ino) in events[last_rename:], d  # its entries are durable before the mark
+    assert handles["most"] == 2 and handles["open"] == 0
