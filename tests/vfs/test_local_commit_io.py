@@ -169,3 +169,22 @@ def test_a_batch_over_many_folders_keeps_few_handles_and_flushes_every_rename(
         last_rename = max(k for k, e in enumerate(events) if e == ("rename", ino))
         assert ("flush", ino) in events[last_rename:], d  # its entries are durable before the mark
     assert handles["most"] == 2 and handles["open"] == 0
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors through /proc")
+def test_a_commit_across_more_folders_than_descriptors(tmp_path: Path) -> None:
+    import resource
+
+    folders = 300
+    ws = vfs.open_workspace(str(tmp_path), storage_options={"fsync": False})
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    # Room for 100 more descriptors than are open now: fewer than the folders of the commit.
+    resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 100, hard))
+    try:
+        with ws.transaction() as tx:
+            for i in range(folders):
+                tx.write(f"d{i}/f.txt", f"{i}".encode())
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert tx.result is not None and len(tx.result.changes) == folders
+    assert all((tmp_path / f"d{i}" / "f.txt").read_bytes() == f"{i}".encode() for i in range(folders))
