@@ -204,11 +204,13 @@ class WriteItem:
     """One write of a batch; the fields mean what the arguments of ``Backend.write`` mean."""
 
     key: str
-    data: bytes
+    data: WriteData
     mode: int | None = None
     if_version: str | None = None
     if_absent: bool = False
     digest: str | None = None
+    durable: bool = True
+    versioned: bool = True
 
 
 @dataclass(frozen=True)

@@ -485,11 +485,13 @@ class LocalBackend:
         with self._directories() as directory_of:
             for item in items:
                 try:
-                    directory = directory_of(item.key)
+                    sync = self.fsync and item.durable
+                    directory = directory_of(item.key, sync)
                     st = self._write_in(
-                        directory, item.key, item.data, item.mode, item.if_version, item.if_absent, self.fsync
+                        directory, item.key, item.data, item.mode, item.if_version, item.if_absent, sync
                     )
-                    results.append(self._written_info(directory, item.key, st, item.data, item.digest, True))
+                    info = self._written_info(directory, item.key, st, item.data, item.digest, item.versioned)
+                    results.append(info)
                 except OSError as exc:
                     results.append(exc)
         return results
@@ -499,40 +501,49 @@ class LocalBackend:
         with self._directories() as directory_of:
             for item in items:
                 try:
-                    self._delete_in(directory_of(item.key), item.key, item.if_version)
+                    self._delete_in(directory_of(item.key, True), item.key, item.if_version)
                     results.append(None)
                 except OSError as exc:
                     results.append(exc)
         return results
 
     @contextmanager
-    def _directories(self) -> Iterator[Callable[[str], _Dir]]:
+    def _directories(self) -> Iterator[Callable[[str, bool], _Dir]]:
         """Parent directories of a batch, each reached (and checked) once while it stays open;
-        on a clean exit the ones used are flushed, one ``fsync`` each. At most
+        on a clean exit the ones a durable item used are flushed, one ``fsync`` each. At most
         ``BATCH_OPEN_DIRECTORIES`` stay open (a commit may touch thousands of folders): the
-        least recently used one is flushed and closed to make room, and flushed again at the end
-        if the batch comes back to it, so every rename is followed by a flush of its folder."""
+        least recently used one is flushed (if it must be) and closed to make room, and flushed
+        again at the end if the batch comes back to it, so every durable rename is followed by a
+        flush of its folder."""
         opened: dict[str, _Dir] = {}  # insertion order = least recently used first
+        to_flush: set[str] = set()
 
-        def directory_of(key: str) -> _Dir:
+        def release(parent: str, directory: _Dir) -> None:
+            try:
+                if parent in to_flush:
+                    self._sync_dir(directory)
+                    to_flush.discard(parent)
+            finally:
+                directory.close()
+
+        def directory_of(key: str, durable: bool = True) -> _Dir:
             parent = key.rsplit("/", 1)[0] if "/" in key else ""
             directory = opened.pop(parent, None)
             if directory is None:
                 if len(opened) >= BATCH_OPEN_DIRECTORIES:
                     oldest = next(iter(opened))
-                    evicted = opened.pop(oldest)
-                    try:
-                        self._sync_dir(evicted)
-                    finally:
-                        evicted.close()
+                    release(oldest, opened.pop(oldest))
                 directory = self._check_parent(key)
             opened[parent] = directory
+            if durable:
+                to_flush.add(parent)
             return directory
 
         try:
             yield directory_of
-            for directory in opened.values():
-                self._sync_dir(directory)
+            for parent, directory in opened.items():
+                if parent in to_flush:
+                    self._sync_dir(directory)
         finally:
             for directory in opened.values():
                 directory.close()

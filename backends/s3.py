@@ -734,7 +734,7 @@ class S3Backend:
     def write_many(self, items: Sequence[WriteItem]) -> builtins.list[FileInfo | BaseException]:
         return self._run(
             lambda: self._gather(
-                [self._write(i.key, i.data, if_version=i.if_version, if_absent=i.if_absent) for i in items]
+                [self._write(i.key, joined(i.data), if_version=i.if_version, if_absent=i.if_absent) for i in items]
             )
         )
 

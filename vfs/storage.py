@@ -216,7 +216,14 @@ class Storage:
                 try:
                     done.append(
                         self.write(
-                            i.key, i.data, mode=i.mode, if_version=i.if_version, if_absent=i.if_absent, digest=i.digest
+                            i.key,
+                            i.data,
+                            mode=i.mode,
+                            if_version=i.if_version,
+                            if_absent=i.if_absent,
+                            durable=i.durable,
+                            digest=i.digest,
+                            versioned=i.versioned,
                         )
                     )
                 except VfsError as exc:

@@ -470,13 +470,19 @@ class Transaction:
         self._status = "committed"
         done = self._done_record(journal, written)
         journal.committed = True
-        try:  # best effort: losing this record costs an undo step, never the change
+        try:  # best effort: losing a record costs an undo step, never the change
             ws._ensure_meta()
-            self._storage.write(
-                f"{ws._tx_key}/{journal.txid}.journal", journal.encode_parts(), durable=False, versioned=False
-            )
             crash_point("before-mark")
-            self._storage.write(f"{ws._tx_key}/{journal.txid}.done", done.encode(), durable=False, versioned=False)
+            # Both at once (one round trip on S3, one directory handle on disk): the journal says
+            # `committed`, so neither order of landing can be read as an interrupted commit.
+            self._storage.write_many(
+                [
+                    WriteItem(
+                        f"{ws._tx_key}/{journal.txid}.journal", journal.encode_parts(), durable=False, versioned=False
+                    ),
+                    WriteItem(f"{ws._tx_key}/{journal.txid}.done", done.encode(), durable=False, versioned=False),
+                ]
+            )
             crash_point("marked")
         except VfsError:
             pass

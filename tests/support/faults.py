@@ -82,7 +82,16 @@ class FaultyBackend:
             self._tick(single)
             inner = getattr(self.inner, single)
             if single == "write":
-                return inner(item.key, item.data, mode=item.mode, if_version=item.if_version, if_absent=item.if_absent)
+                return inner(
+                    item.key,
+                    item.data,
+                    mode=item.mode,
+                    if_version=item.if_version,
+                    if_absent=item.if_absent,
+                    durable=item.durable,
+                    digest=item.digest,
+                    versioned=item.versioned,
+                )
             if single == "delete":
                 return inner(item.key, if_version=item.if_version)
             if single == "matches":
