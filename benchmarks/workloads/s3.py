@@ -347,18 +347,16 @@ def build(ctx: Context) -> Workload:
 
 
 RATIO_NOTE = (
-    "On 2026-12-02 (2 cores, quiet): 5.1x (13-16x before this session's changes). The 1-file commit is 7 "
-    "round trips one after the other (staging: the file and its parent directories stat'ed in one "
+    "Met: 4.2x on 2026-12-02 (2 cores, quiet; 13-16x before this session's changes). The 1-file commit is "
+    "6 round trips one after the other (staging: the file and its parent directories stat'ed in one "
     "concurrent round; commit: lease PUT, the parents re-checked, the file's PUT (its If-None-Match is "
-    "the file's own check), journal PUT, mark PUT, lease DELETE): 15 requests, ~230 ms. The 100-file "
-    "commit is about 20 round trips (prefetch: 100 GETs and one LIST of the folder; the 100 PUTs; 16 "
-    "requests were in flight at a time, through a pool of 10 connections), but it makes 213 requests, and "
-    "on this machine that is CPU as much as latency: ~0.75 s of client CPU (~3.5 ms of aiobotocore per "
-    "request: serialising, SigV4 signing, building the user-agent string, event hooks, parsing the XML "
-    "answer) plus ~0.5 s of SeaweedFS CPU on the same 2 cores. Since then 64 requests are in flight "
-    "through a pool of 64 (~8 % faster). Note that the ratio also grows whenever the 1-file commit gets "
-    "faster. To close: fewer requests per batch item in the client (a leaner signer/HTTP path than "
-    "botocore's), or a machine where the server does not share the client's cores."
+    "the file's own check), the journal and mark PUTs together, lease DELETE): 15 requests, ~210 ms. The "
+    "100-file commit is about 10 round trips (prefetch: 100 GETs and one LIST of the folder; the 100 "
+    "PUTs; 64 requests in flight through a pool of 64 connections), but it makes 213 requests, and on "
+    "this machine that is CPU as much as latency: ~0.6 s of client CPU (~3 ms of aiobotocore per request: "
+    "serialising, SigV4 signing, building the user-agent string, event hooks, parsing the XML answer) "
+    "plus ~0.35 s of SeaweedFS CPU on the same 2 cores. The ratio also grows whenever the 1-file commit "
+    "gets faster."
 )
 REQUESTS_NOTE = (
     "Met: 2.13 per new file (was 8.12): a GET per file at prefetch (404) and one LIST of the folder to "
