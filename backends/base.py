@@ -24,10 +24,10 @@ Conditional writes
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal, Protocol, runtime_checkable
+from typing import ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
 try:  # the BLAKE2 module alone: hashlib would also load OpenSSL (several ms of start-up)
     from _blake2 import blake2b as _blake2b
@@ -35,6 +35,7 @@ except ImportError:  # pragma: no cover - not CPython
     from hashlib import blake2b as _blake2b
 
 Kind = Literal["file", "directory", "symlink", "other"]
+T = TypeVar("T")
 
 
 def content_digest(data: bytes) -> str:
@@ -211,6 +212,20 @@ class WriteItem:
     digest: str | None = None
     durable: bool = True
     versioned: bool = True
+
+
+def write_one(write: Callable[..., T], item: WriteItem) -> T:
+    """``write(key, data, ...)`` with every field of ``item``: a batch run as single writes."""
+    return write(
+        item.key,
+        item.data,
+        mode=item.mode,
+        if_version=item.if_version,
+        if_absent=item.if_absent,
+        durable=item.durable,
+        digest=item.digest,
+        versioned=item.versioned,
+    )
 
 
 @dataclass(frozen=True)

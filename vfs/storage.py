@@ -24,6 +24,7 @@ from backends.base import (
     Vanished,
     WriteData,
     WriteItem,
+    write_one,
 )
 from vfs.errors import (
     Exists,
@@ -214,18 +215,7 @@ class Storage:
             done: builtins.list[FileInfo | VfsError] = []
             for i in items:
                 try:
-                    done.append(
-                        self.write(
-                            i.key,
-                            i.data,
-                            mode=i.mode,
-                            if_version=i.if_version,
-                            if_absent=i.if_absent,
-                            durable=i.durable,
-                            digest=i.digest,
-                            versioned=i.versioned,
-                        )
-                    )
+                    done.append(write_one(self.write, i))
                 except VfsError as exc:
                     done.append(exc)
             return done

@@ -6,7 +6,7 @@ import errno
 from collections.abc import Callable
 from typing import Any
 
-from backends.base import Backend
+from backends.base import Backend, write_one
 
 PRIMITIVES = ("stat", "read", "write", "delete", "list", "mkdir", "rmdir", "matches", "resolve", "lock")
 # A batch is counted item by item, and a failing item is returned in its slot (the others still
@@ -82,16 +82,7 @@ class FaultyBackend:
             self._tick(single)
             inner = getattr(self.inner, single)
             if single == "write":
-                return inner(
-                    item.key,
-                    item.data,
-                    mode=item.mode,
-                    if_version=item.if_version,
-                    if_absent=item.if_absent,
-                    durable=item.durable,
-                    digest=item.digest,
-                    versioned=item.versioned,
-                )
+                return write_one(inner, item)
             if single == "delete":
                 return inner(item.key, if_version=item.if_version)
             if single == "matches":
