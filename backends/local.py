@@ -353,7 +353,7 @@ class LocalBackend:
             st = self._write_in(directory, key, data, mode, if_version, if_absent, sync)
             if sync:
                 self._sync_dir(directory)
-            return self._written_info(directory, key, st, data, digest if versioned else None, versioned)
+            return self._written_info(directory, key, st, data, digest, versioned)
         finally:
             directory.close()
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import builtins
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal
@@ -66,6 +66,11 @@ class _Seen:
     version: str | None = None
     mode: int | None = None
     data: bytes | None = None  # the bytes read, reused as the pre-image
+
+    @classmethod
+    def of(cls, info: FileInfo | None) -> _Seen:
+        """What a stat saw (``None``: nothing there)."""
+        return cls(_state_of(info), info.version if info else None, info.mode if info else None)
 
 
 @dataclass
@@ -129,23 +134,25 @@ class Transaction:
         seen = self._seen.get(key)
         if seen is None:
             info = self._storage.stat(key)
-            seen = _Seen(_state_of(info), info.version if info else None, info.mode if info else None)
+            seen = _Seen.of(info)
             self._seen[key] = seen
         return seen
+
+    def _parents(self, key: str) -> Iterator[str]:
+        """The ancestors of ``key`` below the workspace's base (outermost first)."""
+        base_len = len(self._ws._mapper.base_key)
+        return (a for a in iter_parents(key) if len(a) > base_len)
 
     def _see_with_parents(self, key: str) -> None:
         """First touch of ``key`` and of its unseen ancestors in one round (concurrent on S3,
         where each would otherwise cost a round trip of its own)."""
         if not self._storage.batches:
             return
-        base_len = len(self._ws._mapper.base_key)
-        keys = [
-            k for k in (*iter_parents(key), key) if len(k) > base_len and k not in self._seen and k not in self._staged
-        ]
+        keys = [k for k in (*self._parents(key), key) if k not in self._seen and k not in self._staged]
         if len(keys) < 2:
             return
         for k, info in zip(keys, self._storage.stat_many(keys), strict=True):
-            self._seen[k] = _Seen(_state_of(info), info.version if info else None, info.mode if info else None)
+            self._seen[k] = _Seen.of(info)
 
     def _effective(self, key: str) -> State:
         staged = self._staged.get(key)
@@ -161,9 +168,7 @@ class Transaction:
             raise SandboxDenied(f"Cannot modify {path}: the workspace is read-only.", path=path, mode="read-only")
 
     def _require_dir_parents(self, key: str) -> None:
-        for ancestor in iter_parents(key):
-            if ancestor and len(ancestor) <= len(self._ws._mapper.base_key):
-                continue
+        for ancestor in self._parents(key):
             state = self._effective(ancestor)
             if state in ("file", "other", "symlink"):
                 raise NotADirectory(
@@ -572,7 +577,6 @@ class Transaction:
         targets = self._apply_order(targets)
         records: builtins.list[TargetRecord] = []
         pre_images: dict[int, bytes] = {}
-        base_len = len(self._ws._mapper.base_key)
         # On an object store a file's prefixes exist by implication: only an explicit directory
         # (a marker object) needs its parents made too.
         real_dirs = self._ws.capabilities.real_directories
@@ -581,8 +585,8 @@ class Transaction:
                 a
                 for key in targets
                 if real_dirs or self._staged[key].state == "directory"
-                for a in iter_parents(key)
-                if len(a) > base_len and a not in targets
+                for a in self._parents(key)
+                if a not in targets
             }
         )
         missing = {a for a, info in zip(ancestors, self._storage.stat_many(ancestors), strict=True) if info is None}
