@@ -14,20 +14,30 @@ Exceptions
     :class:`NotRegular`). ``vfs.storage`` translates
     them into the vfs error vocabulary in one place.
 
+Requests
+    ``write`` and ``delete`` take one request object each (:class:`WriteItem`, :class:`DeleteItem`),
+    so a new option is one field here rather than a keyword in every backend and wrapper.
+
 Conditional writes
-    ``write``/``delete`` take ``if_version`` (the stored version must still be this one) and
-    ``write`` takes ``if_absent`` (nothing may exist at the key). A backend with
-    ``Capabilities.conditional_write`` enforces them atomically in the store (S3 If-Match /
-    If-None-Match); one without it checks immediately before the change, leaving a small race
-    window against writers that bypass vfs, which it must declare.
+    A request's ``if_version`` says the stored version must still be this one; a write's
+    ``if_absent`` says nothing may exist at the key. The rule and its errors are written once,
+    :func:`check_precondition`. A backend with ``Capabilities.conditional_write`` enforces them
+    atomically in the store (S3 If-Match / If-None-Match); one without it applies the rule
+    immediately before the change, leaving a small race window against writers that bypass vfs,
+    which it must declare.
+
+Size limits
+    ``read(key, limit=N)`` refuses a file over ``N`` bytes before reading any of it
+    (:class:`TooBig`), so a 6 GiB file costs a stat, not 6 GiB of memory.
 """
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal, Protocol, TypeVar, runtime_checkable
+from typing import ClassVar, Literal, Protocol, runtime_checkable
 
 try:  # the BLAKE2 module alone: hashlib would also load OpenSSL (several ms of start-up)
     from _blake2 import blake2b as _blake2b
@@ -35,7 +45,6 @@ except ImportError:  # pragma: no cover - not CPython
     from hashlib import blake2b as _blake2b
 
 Kind = Literal["file", "directory", "symlink", "other"]
-T = TypeVar("T")
 
 
 def content_digest(data: bytes) -> str:
@@ -71,6 +80,20 @@ class Vanished(PreconditionFailed, FileNotFoundError):
     """``if_version`` met nothing at all: the file was deleted since that version was seen."""
 
 
+class TooBig(OSError):
+    """``read`` met a file larger than its ``limit``; ``size`` is what the stat said."""
+
+    def __init__(self, key: str, size: int, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"{size} bytes, over the limit of {limit}", key)
+        self.size = size
+        self.limit = limit
+
+
+class HardLinked(OSError):
+    """The file has other names (hard links): replacing it would split them (see
+    ``Capabilities.hard_links``)."""
+
+
 class EscapesRoot(PermissionError):
     """The key resolves (through a symlink) to a location outside the backend's root."""
 
@@ -101,6 +124,17 @@ class Capabilities:
     modes: bool
     #: Symlinks exist and are checked so that no access leaves the root.
     symlinks: bool
+    #: The commit lock can be lost while held (a lease with an expiry: object stores). vfs then
+    #: keeps post-images in the journal so that a takeover's recovery rolls the commit forward
+    #: and a paused holder's late writes only repeat what is already there.
+    lock_can_expire: bool = False
+    #: A replaced file keeps its owner and group (where the caller may set them).
+    keeps_owner: bool = False
+    #: A replaced file keeps its extended attributes.
+    keeps_xattrs: bool = False
+    #: What a write does to a file with several names: "n/a" (no hard links in this store),
+    #: "refused" (``HardLinked``, nothing changed), "in-place" (every name sees the new bytes).
+    hard_links: str = "n/a"
     #: Free-form caveats for the docs ("race window between check and write", ...).
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -137,38 +171,19 @@ class Backend(Protocol):
         """Info for ``key`` without following a final symlink; ``None`` when nothing is there."""
         ...
 
-    def read(self, key: str) -> tuple[bytes, FileInfo]:
-        """The bytes of a regular file and the info (version) of exactly those bytes."""
+    def read(self, key: str, *, limit: int | None = None) -> tuple[bytes, FileInfo]:
+        """The bytes of a regular file and the info (version) of exactly those bytes.
+        ``TooBig`` (checked with a stat, before reading) when it holds more than ``limit``."""
         ...
 
-    def write(
-        self,
-        key: str,
-        data: WriteData,
-        *,
-        mode: int | None = None,
-        if_version: str | None = None,
-        if_absent: bool = False,
-        durable: bool = True,
-        digest: str | None = None,
-        versioned: bool = True,
-    ) -> FileInfo:
+    def write(self, item: WriteItem) -> FileInfo:
         """Atomically create or replace a regular file; parent directories must exist.
-
-        ``mode`` None keeps the existing file's mode (or the default for a new file).
-        Raises ``PreconditionFailed`` when ``if_version``/``if_absent`` does not hold.
-        ``durable=False`` allows skipping the flush to stable storage (vfs uses it only for
-        records whose loss in a power cut costs nothing but an undo step); still atomic.
-        ``digest`` is ``content_digest(data)`` when the caller has it already (a backend that
-        hashes content into versions uses it instead of hashing again); ``versioned=False`` says
-        the caller will not use the returned version (vfs's own records), so the backend may
-        return ``version=None`` rather than compute one.
-        """
+        See :class:`WriteItem` for the options; ``PreconditionFailed`` (from
+        :func:`check_precondition`) when its condition does not hold."""
         ...
 
-    def delete(self, key: str, *, if_version: str | None = None, durable: bool = True) -> None:
-        """Remove a regular file (or symlink). ``FileNotFoundError`` if absent. ``durable=False``
-        allows skipping the flush (vfs uses it only to prune history records)."""
+    def delete(self, item: DeleteItem) -> None:
+        """Remove a regular file (or symlink). ``FileNotFoundError`` if absent."""
         ...
 
     def list(self, key: str) -> list[FileInfo]:
@@ -200,9 +215,18 @@ class Backend(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class WriteItem:
-    """One write of a batch; the fields mean what the arguments of ``Backend.write`` mean."""
+    """One write request.
+
+    ``mode`` None keeps the existing file's mode (or the default for a new file).
+    ``if_version`` / ``if_absent``: the condition (see :func:`check_precondition`).
+    ``digest`` is ``content_digest(data)`` when the caller has it already (a backend that hashes
+    content into versions uses it instead of hashing again). ``durable=False`` allows skipping
+    the flush to stable storage (vfs uses it only for records whose loss in a power cut costs
+    nothing but an undo step); still atomic. ``versioned=False`` says the caller will not use the
+    returned version (vfs's own records), so the backend may return ``version=None``.
+    """
 
     key: str
     data: WriteData
@@ -214,24 +238,30 @@ class WriteItem:
     versioned: bool = True
 
 
-def write_one(write: Callable[..., T], item: WriteItem) -> T:
-    """``write(key, data, ...)`` with every field of ``item``: a batch run as single writes."""
-    return write(
-        item.key,
-        item.data,
-        mode=item.mode,
-        if_version=item.if_version,
-        if_absent=item.if_absent,
-        durable=item.durable,
-        digest=item.digest,
-        versioned=item.versioned,
-    )
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DeleteItem:
+    """One delete request; ``durable=False`` allows skipping the flush (history pruning)."""
+
     key: str
     if_version: str | None = None
+    durable: bool = True
+
+
+def check_precondition(item: WriteItem | DeleteItem, current: FileInfo | None, same_version: Callable[[], bool]) -> None:
+    """The one statement of the conditional-write rule, for backends that check it themselves.
+
+    ``current`` is what is at the key now (``None``: nothing); ``same_version`` answers whether it
+    still holds ``item.if_version`` (called only when that matters, so a backend may hash there).
+    Raises ``PreconditionFailed`` (``EEXIST``: ``if_absent`` met something; ``ESTALE``: another
+    version) or ``Vanished`` (the version was deleted)."""
+    if isinstance(item, WriteItem) and item.if_absent and current is not None:
+        raise PreconditionFailed(errno.EEXIST, "already exists", item.key)
+    if item.if_version is None:
+        return
+    if current is None:
+        raise Vanished(errno.ENOENT, "no longer exists", item.key)
+    if current.version != item.if_version and not same_version():
+        raise PreconditionFailed(errno.ESTALE, "changed since it was read", item.key)
 
 
 @runtime_checkable

@@ -9,7 +9,6 @@ without changing ``ukey``/``checksum``, which is why this backend does not build
 
 from __future__ import annotations
 
-import errno
 import itertools
 import threading
 import time
@@ -20,10 +19,11 @@ from typing import Any, ClassVar
 
 from backends.base import (
     Capabilities,
+    DeleteItem,
     FileInfo,
-    PreconditionFailed,
-    Vanished,
-    WriteData,
+    TooBig,
+    WriteItem,
+    check_precondition,
     iter_parents,
     joined,
     parent_of,
@@ -121,7 +121,7 @@ class MemoryBackend:
         if entry.data is not None:
             raise NotADirectoryError(f"Not a directory: {parent}")
 
-    def read(self, key: str) -> tuple[bytes, FileInfo]:
+    def read(self, key: str, *, limit: int | None = None) -> tuple[bytes, FileInfo]:
         with self.store.guard:
             entry = self.store.entries.get(key)
             if entry is None:
@@ -132,48 +132,34 @@ class MemoryBackend:
                 raise FileNotFoundError(f"No such file: {key}")
             if entry.data is None:
                 raise IsADirectoryError(f"Is a directory: {key}")
+            if limit is not None and len(entry.data) > limit:
+                raise TooBig(key, len(entry.data), limit)
             return entry.data, self._info(key, entry)
 
-    def write(
-        self,
-        key: str,
-        data: WriteData,
-        *,
-        mode: int | None = None,
-        if_version: str | None = None,
-        if_absent: bool = False,
-        durable: bool = True,
-        digest: str | None = None,
-        versioned: bool = True,
-    ) -> FileInfo:
+    def write(self, item: WriteItem) -> FileInfo:
+        key = item.key
         with self.store.guard:
             self._require_parent(key)
             current = self.store.entries.get(key)
             if current is not None and current.data is None:
                 raise IsADirectoryError(f"Is a directory: {key}")
-            if if_absent and current is not None:
-                raise PreconditionFailed(errno.EEXIST, "already exists", key)
-            if if_version is not None and current is None:
-                raise Vanished(errno.ENOENT, "no longer exists", key)
-            if if_version is not None and current is not None and f"g{current.generation}" != if_version:
-                raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
+            check_precondition(item, None if current is None else self._info(key, current), lambda: False)
+            mode = item.mode
             if mode is None:
                 mode = current.mode if current is not None else DEFAULT_FILE_MODE
-            entry = _Entry(bytes(joined(data)), mode, self.store.next_generation(), time.time())
+            entry = _Entry(bytes(joined(item.data)), mode, self.store.next_generation(), time.time())
             self.store.entries[key] = entry
             return self._info(key, entry)
 
-    def delete(self, key: str, *, if_version: str | None = None, durable: bool = True) -> None:
+    def delete(self, item: DeleteItem) -> None:
+        key = item.key
         with self.store.guard:
             current = self.store.entries.get(key)
-            if current is None:
-                if if_version is not None:
-                    raise Vanished(errno.ENOENT, "no longer exists", key)
-                raise FileNotFoundError(f"No such file: {key}")
-            if current.data is None:
+            if current is not None and current.data is None:
                 raise IsADirectoryError(f"Is a directory: {key}")
-            if if_version is not None and f"g{current.generation}" != if_version:
-                raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
+            check_precondition(item, None if current is None else self._info(key, current), lambda: False)
+            if current is None:
+                raise FileNotFoundError(f"No such file: {key}")
             del self.store.entries[key]
 
     def list(self, key: str) -> list[FileInfo]:

@@ -67,6 +67,33 @@ class PermissionDenied(VfsError, PermissionError):
     code = "FS_PERMISSION_DENIED"
 
 
+class HardLinkRefused(VfsError, OSError):
+    """The file has other names (hard links); replacing it would split them. Nothing changed."""
+
+    code = "FS_HARD_LINKED"
+
+
+class CorruptMetadata(VfsError):
+    """A record under ``.vfs/`` failed its checks (length, digest, format, or a key that leaves
+    the root). Nothing was written from it."""
+
+    code = "FS_CORRUPT_METADATA"
+
+
+class RecoveryNeeded(VfsError):
+    """An interrupted commit is still unresolved: the tree may be mid-commit. Commits are refused
+    until ``vfs recover`` (or ``Workspace.recover()``) finishes it."""
+
+    code = "FS_RECOVERY_NEEDED"
+
+
+class HistoryGap(VfsError):
+    """Undo refused: a newer commit left no history record, so the newest record is not the
+    newest change."""
+
+    code = "FS_HISTORY_GAP"
+
+
 class SandboxDenied(VfsError, PermissionError):
     """Our own policy refused the operation (path outside the root, read-only mode, ...)."""
 
@@ -139,6 +166,10 @@ ALL_ERRORS: tuple[type[VfsError], ...] = (
     NotText,
     TooLarge,
     PermissionDenied,
+    HardLinkRefused,
+    CorruptMetadata,
+    RecoveryNeeded,
+    HistoryGap,
     SandboxDenied,
     StaleVersion,
     NotObserved,

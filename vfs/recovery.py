@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from backends.base import TEMP_MARKER, parent_of
+from backends.base import TEMP_MARKER, DeleteItem, WriteItem, parent_of
 from vfs.errors import VfsError
 from vfs.journal import DoneRecord, Journal, TargetRecord, digest
 from vfs.storage import Storage
@@ -53,14 +53,16 @@ def _restore_target(storage: Storage, journal: Journal, index: int, target: Targ
         return f"{target.path} was changed by someone else during the commit; left as is"
     if target.before == "file":
         storage.write(
-            target.key,
-            journal.pre_images[index],
-            mode=target.before_mode,
-            if_version=current_version,
-            if_absent=current is None,
+            WriteItem(
+                target.key,
+                journal.pre_images[index],
+                mode=target.before_mode,
+                if_version=current_version,
+                if_absent=current is None,
+            )
         )
     else:
-        storage.delete(target.key, if_version=current_version)
+        storage.delete(DeleteItem(target.key, current_version))
     return None
 
 
@@ -109,7 +111,7 @@ def rollback(
     if outcome.ok and journal_key is not None:
         try:
             if storage.stat(journal_key) is not None:
-                storage.delete(journal_key)
+                storage.delete(DeleteItem(journal_key))
         except VfsError:
             pass  # harmless: a later recovery finds every target already restored and retries this
     return outcome
@@ -125,7 +127,7 @@ def sweep_temp_files(storage: Storage, directories: set[str]) -> None:
         for entry in entries:
             if entry.kind == "file" and TEMP_MARKER in entry.name and entry.name.startswith("."):
                 try:
-                    storage.delete(entry.key)
+                    storage.delete(DeleteItem(entry.key))
                 except VfsError:
                     continue
 
@@ -151,7 +153,7 @@ def recover(storage: Storage, tx_key: str) -> RecoveryReport:
         data, _ = storage.read(key)
         journal = Journal.decode(data)
         if journal.committed:  # the history record of a landed single-target commit, half written
-            storage.delete(key)
+            storage.delete(DeleteItem(key))
             report.finished.append(txid)
             continue
         # Temp files first: a directory the commit created can only be removed once it is empty.
@@ -164,7 +166,7 @@ def recover(storage: Storage, tx_key: str) -> RecoveryReport:
     sweep_temp_files(storage, sweep_dirs)
     for name in sorted(names):  # a lone .done is the harmless leftover of interrupted pruning
         if name.endswith(".done") and f"{name[: -len('.done')]}.journal" not in names:
-            storage.delete(f"{tx_key}/{name}")
+            storage.delete(DeleteItem(f"{tx_key}/{name}"))
             report.finished.append(name[: -len(".done")])
     return report
 

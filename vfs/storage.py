@@ -18,16 +18,17 @@ from backends.base import (
     BatchBackend,
     DeleteItem,
     EscapesRoot,
+    HardLinked,
     FileInfo,
     NotRegular,
     PreconditionFailed,
+    TooBig,
     Vanished,
-    WriteData,
     WriteItem,
-    write_one,
 )
 from vfs.errors import (
     Exists,
+    HardLinkRefused,
     InvalidArgument,
     IOFailure,
     IsADirectory,
@@ -71,6 +72,16 @@ def translate(exc: BaseException, path: str, action: str, mode: str) -> VfsError
         return PermissionDenied(f"Permission denied: cannot {action} {path}.", path=path)
     if isinstance(exc, TimeoutError):
         return IOFailure(f"Timed out trying to {action} {path}: {exc}", path=path)
+    if isinstance(exc, TooBig):
+        return TooLarge(
+            f"The file {path} is {exc.size} bytes, over the limit of {exc.limit} bytes.", path=path
+        )
+    if isinstance(exc, HardLinked):
+        return HardLinkRefused(
+            f"Cannot {action} {path}: it has other names (hard links) that a replace would leave with the"
+            " old bytes. Edit it through one of them with another tool, or break the link first.",
+            path=path,
+        )
     if isinstance(exc, OSError):
         if exc.errno == errno.EFBIG:
             return TooLarge(f"Cannot {action} {path}: file too large.", path=path)
@@ -115,41 +126,14 @@ class Storage:
     def stat(self, key: str) -> FileInfo | None:
         return self._call("stat", key, lambda: self.backend.stat(key))
 
-    def read(self, key: str) -> tuple[bytes, FileInfo]:
-        return self._call("read", key, lambda: self.backend.read(key))
+    def read(self, key: str, limit: int | None = None) -> tuple[bytes, FileInfo]:
+        return self._call("read", key, lambda: self.backend.read(key, limit=limit))
 
-    def write(
-        self,
-        key: str,
-        data: WriteData,
-        *,
-        mode: int | None = None,
-        if_version: str | None = None,
-        if_absent: bool = False,
-        durable: bool = True,
-        digest: str | None = None,
-        versioned: bool = True,
-    ) -> FileInfo:
-        """``Backend.write``; the optional hints are passed only when used, so a backend written
-        before they existed keeps working."""
-        hints: dict[str, Any] = {}
-        if not durable:
-            hints["durable"] = False
-        if digest is not None:
-            hints["digest"] = digest
-        if not versioned:
-            hints["versioned"] = False
-        return self._call(
-            "write",
-            key,
-            lambda: self.backend.write(key, data, mode=mode, if_version=if_version, if_absent=if_absent, **hints),
-        )
+    def write(self, item: WriteItem) -> FileInfo:
+        return self._call("write", item.key, lambda: self.backend.write(item))
 
-    def delete(self, key: str, *, if_version: str | None = None, durable: bool = True) -> None:
-        if durable:
-            self._call("delete", key, lambda: self.backend.delete(key, if_version=if_version))
-        else:
-            self._call("delete", key, lambda: self.backend.delete(key, if_version=if_version, durable=False))
+    def delete(self, item: DeleteItem) -> None:
+        self._call("delete", item.key, lambda: self.backend.delete(item))
 
     def list(self, key: str) -> builtins.list[FileInfo]:
         return self._call("list", key, lambda: self.backend.list(key))
@@ -215,7 +199,7 @@ class Storage:
             done: builtins.list[FileInfo | VfsError] = []
             for i in items:
                 try:
-                    done.append(write_one(self.write, i))
+                    done.append(self.write(i))
                 except VfsError as exc:
                     done.append(exc)
             return done
@@ -231,7 +215,7 @@ class Storage:
             outcome: builtins.list[VfsError | None] = []
             for i in items:
                 try:
-                    self.delete(i.key, if_version=i.if_version)
+                    self.delete(i)
                     outcome.append(None)
                 except VfsError as exc:
                     outcome.append(exc)

@@ -418,7 +418,7 @@ class Transaction:
             untouched = {t.key for t in journal.targets}
             try:
                 ws._ensure_meta()
-                self._storage.write(journal_key, journal.encode_parts(), versioned=False)
+                self._storage.write(WriteItem(journal_key, journal.encode_parts(), versioned=False))
                 crash_point("journaled")
                 for key in journal.created_dirs:
                     self._storage.mkdir(key)
@@ -435,7 +435,7 @@ class Transaction:
                         crash_point(f"applied-{index}")
                 done = self._done_record(journal, written)
                 crash_point("before-mark")
-                self._storage.write(f"{ws._tx_key}/{journal.txid}.done", done.encode(), versioned=False)
+                self._storage.write(WriteItem(f"{ws._tx_key}/{journal.txid}.done", done.encode(), versioned=False))
                 crash_point("marked")
             except VfsError as exc:
                 self._status = "aborted"
@@ -614,12 +614,14 @@ class Transaction:
         if target.after == "file":
             assert staged.data is not None
             info = self._storage.write(
-                target.key,
-                staged.data,
-                mode=staged.mode,
-                if_version=target.before_version if target.before == "file" else None,
-                if_absent=target.before == "absent",
-                digest=target.after_sha,
+                WriteItem(
+                    target.key,
+                    staged.data,
+                    mode=staged.mode,
+                    if_version=target.before_version if target.before == "file" else None,
+                    if_absent=target.before == "absent",
+                    digest=target.after_sha,
+                )
             )
             return info.version
         if target.after == "directory":
@@ -631,7 +633,7 @@ class Transaction:
                 return None  # an object-store "directory" that was only a prefix left with its last file
             self._storage.rmdir(target.key)
         else:
-            self._storage.delete(target.key, if_version=target.before_version)
+            self._storage.delete(DeleteItem(target.key, target.before_version))
         return None
 
     def _apply_batched(self, journal: Journal, written: dict[str, str | None], untouched: set[str]) -> None:

@@ -101,14 +101,7 @@ class Workspace:
         return resolved
 
     def _read_key(self, key: str) -> tuple[bytes, Any]:
-        data, info = self._storage.read(key)
-        if len(data) > self.max_file_bytes:
-            display = self._mapper.to_display(key)
-            raise TooLarge(
-                f"The file {display} is {len(data)} bytes, over the limit of {self.max_file_bytes} bytes.",
-                path=display,
-            )
-        return data, info
+        return self._storage.read(key, self.max_file_bytes)
 
     def _list_key(self, key: str) -> list[Stat]:
         out = []

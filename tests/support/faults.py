@@ -6,7 +6,7 @@ import errno
 from collections.abc import Callable
 from typing import Any
 
-from backends.base import Backend, write_one
+from backends.base import Backend
 
 PRIMITIVES = ("stat", "read", "write", "delete", "list", "mkdir", "rmdir", "matches", "resolve", "lock")
 # A batch is counted item by item, and a failing item is returned in its slot (the others still
@@ -81,10 +81,6 @@ class FaultyBackend:
         def run_one(item: Any) -> Any:
             self._tick(single)
             inner = getattr(self.inner, single)
-            if single == "write":
-                return write_one(inner, item)
-            if single == "delete":
-                return inner(item.key, if_version=item.if_version)
             if single == "matches":
                 return inner(*item)
             return inner(item)

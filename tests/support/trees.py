@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import vfs
-from backends.base import Backend, join_key, parent_of
+from backends.base import Backend, WriteItem, join_key, parent_of
 
 Tree = dict[str, Any]
 
@@ -44,7 +44,7 @@ def populate(backend: Backend, files: dict[str, bytes | str | None]) -> None:
                 backend.mkdir(d)
         if content is not None:
             data = content.encode() if isinstance(content, str) else content
-            backend.write(rel, data)
+            backend.write(WriteItem(rel, data))
 
 
 def write_external(backend: Backend, rel: str, data: bytes) -> None:
@@ -52,7 +52,7 @@ def write_external(backend: Backend, rel: str, data: bytes) -> None:
     parent = parent_of(rel)
     if parent and backend.stat(parent) is None:
         populate(backend, {parent: None})
-    backend.write(rel, data)
+    backend.write(WriteItem(rel, data))
 
 
 __all__ = ["Tree", "join_key", "populate", "snapshot_tree", "write_external"]
