@@ -34,6 +34,8 @@ Size limits
 from __future__ import annotations
 
 import errno
+import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -66,9 +68,21 @@ def joined(data: WriteData) -> bytes:
     return b"".join(data) if isinstance(data, list) else data
 
 
-#: Backends that stage a write in a temp file next to its target put this in the temp file's name,
+#: Backends that stage a write in a temp file next to its target name it with :func:`temp_name`,
 #: so vfs can hide such files from listings and sweep leftovers after a crash.
 TEMP_MARKER = ".vfs-tmp-"
+_TEMP_NAME = re.compile(r"\.vfs-tmp-[0-9a-f]{32}")
+
+
+def temp_name() -> str:
+    """A fresh temp file name: the marker and 128 random bits, so that a user's file is never
+    taken for one (a name that merely contains the marker is not one of ours)."""
+    return f"{TEMP_MARKER}{os.urandom(16).hex()}"
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` is exactly a :func:`temp_name`."""
+    return _TEMP_NAME.fullmatch(name) is not None
 
 
 class PreconditionFailed(OSError):

@@ -16,6 +16,12 @@ META_DIR = ".vfs"
 MODES = ("read-only", "workspace-write", "danger-full-access")
 
 
+def is_meta_name(name: str) -> bool:
+    """``.vfs`` in every spelling that names the same folder on a case-insensitive or
+    normalising filesystem (``.VFS``, ``.Vfs``; ``.vfs.`` and ``.vfs `` on Windows)."""
+    return name.rstrip(". ").casefold() == META_DIR and name[:1] == "."
+
+
 def normalize_mount(mount: str) -> str:
     if not mount.startswith("/"):
         raise InvalidArgument(f"The mount point must be an absolute path, got {mount!r}")
@@ -50,9 +56,9 @@ class PathMapper:
         if not self.unfenced and not self._under_mount(norm):
             raise SandboxDenied(f"The path {path} is outside the workspace {self.mount}.", path=path, mode=self.mode)
         rel = self._relative(norm)
-        if rel is not None and (rel == META_DIR or rel.startswith(META_DIR + "/")):
+        if rel is not None and any(is_meta_name(part) for part in rel.split("/")):
             raise SandboxDenied(
-                f"The path {path} is inside the workspace's reserved metadata folder.",
+                f"The path {path} names the reserved metadata folder {META_DIR} (refused at any depth).",
                 path=path,
                 mode=self.mode,
             )
@@ -94,3 +100,15 @@ class PathMapper:
 
     def is_meta(self, key: str) -> bool:
         return key == self.meta_key or key.startswith(self.meta_key + "/")
+
+    def key_ok(self, key: str) -> bool:
+        """Whether a key read from a record is one a model path could have produced: relative,
+        normalised, inside the workspace, and nowhere near a metadata folder."""
+        if not key or "\x00" in key or key.startswith("/"):
+            return False
+        parts = key.split("/")
+        if any(p in ("", ".", "..") or is_meta_name(p) for p in parts):
+            return False
+        if self.unfenced or not self.base_key:
+            return True
+        return key.startswith(self.base_key + "/")

@@ -1,22 +1,32 @@
-"""Rolling a journal back (after a failed commit, or after a crash) and recovering a workspace.
+"""Finishing interrupted commits: rollback (after a failed commit or a crash), roll-forward
+(where the lock can expire), and the recovery of a workspace.
 
 Rollback is decided per target by content, not by trust: a target that still holds its
 pre-image is left alone, one that holds exactly what the commit wrote is restored (conditionally,
 against the version just seen, so a store with compare-and-swap never clobbers a newer write), and
 anything else was written by someone else meanwhile: it is left in place and reported, never
-hidden. The same code serves an in-process failure and a crash found later by recovery.
+hidden.
+
+Roll-forward: where the commit lock is a lease that can expire (S3), the journal also holds the
+post-images. A recovery that finds every target holding its pre-image or its post-image finishes
+the commit instead of undoing it, then decides ``committed``; a paused committer that wakes up
+afterwards only repeats writes already there (its conditional writes fail) and reads the decision.
+Rolling back there first decides ``aborted``, so the two can never both happen.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from backends.base import TEMP_MARKER, DeleteItem, WriteItem, parent_of
-from vfs.errors import VfsError
-from vfs.journal import DoneRecord, Journal, TargetRecord, digest
-from vfs.storage import Storage
+from backends.base import DeleteItem, FileInfo, WriteItem, parent_of
+from vfs.errors import CorruptMetadata, NotFound, VfsError
+from vfs.txlog import DoneRecord, Journal, TargetRecord, digest
 from vfs.types import RecoveryReport
+
+if TYPE_CHECKING:
+    from vfs.context import Context
 
 
 @dataclass
@@ -28,149 +38,227 @@ class RollbackOutcome:
         return not self.problems
 
 
-def _restore_target(storage: Storage, journal: Journal, index: int, target: TargetRecord) -> str | None:
+def _current(ctx: Context, key: str) -> tuple[FileInfo | None, bytes | None]:
+    info = ctx.storage.stat(key)
+    if info is None or info.kind != "file":
+        return info, None
+    data, info = ctx.storage.read(key)
+    return info, data
+
+
+def _holds(target: TargetRecord, which: str, data: bytes | None, journal: Journal, index: int) -> bool:
+    state = target.before if which == "before" else target.after
+    if state == "absent":
+        return data is None
+    if state != "file" or data is None:
+        return False
+    if which == "before":
+        return data == journal.pre_images[index]  # the pre-image is in the journal: compare bytes
+    return digest(data) == target.after_sha
+
+
+def _restore_target(ctx: Context, journal: Journal, index: int, target: TargetRecord) -> str | None:
     """Put one target back to its pre-image; a problem description if that cannot be done safely."""
-    current = storage.stat(target.key)
+    display = ctx.display(target.key)
+    current, data = _current(ctx, target.key)
     if target.before == "directory" or target.after == "directory":
-        return _restore_directory(storage, target, current is not None and current.kind == "directory", current)
+        return _restore_directory(ctx, target, current)
     if current is not None and current.kind != "file":
-        return f"{target.path} is now a {current.kind}; left as is"
-    data: bytes | None = None
-    current_version = None
-    if current is not None:
-        data, info = storage.read(target.key)
-        current_version = info.version
-    # The pre-image is in the journal: compare bytes (no hash of it is ever needed).
-    holds_before = (target.before == "absent" and data is None) or (
-        target.before == "file" and data is not None and data == journal.pre_images[index]
-    )
-    if holds_before:
+        return f"{display} is now a {current.kind}; left as is"
+    if _holds(target, "before", data, journal, index):
         return None
-    holds_after = (target.after == "absent" and data is None) or (
-        target.after == "file" and data is not None and digest(data) == target.after_sha
-    )
-    if not holds_after:
-        return f"{target.path} was changed by someone else during the commit; left as is"
+    if not _holds(target, "after", data, journal, index):
+        return f"{display} was changed by someone else during the commit; left as is"
+    version = current.version if current is not None else None
     if target.before == "file":
-        storage.write(
-            WriteItem(
-                target.key,
-                journal.pre_images[index],
-                mode=target.before_mode,
-                if_version=current_version,
-                if_absent=current is None,
-            )
-        )
+        item = WriteItem(target.key, journal.pre_images[index], target.before_mode, version, current is None)
+        ctx.storage.write(item)
     else:
-        storage.delete(DeleteItem(target.key, current_version))
+        ctx.storage.delete(DeleteItem(target.key, version))
     return None
 
 
-def _restore_directory(storage: Storage, target: TargetRecord, is_dir: bool, current: object) -> str | None:
+def _restore_directory(ctx: Context, target: TargetRecord, current: FileInfo | None) -> str | None:
+    is_dir = current is not None and current.kind == "directory"
     if target.before == "directory" and not is_dir:
         if current is not None:
-            return f"{target.path} is no longer a directory; left as is"
-        storage.mkdir(target.key)
+            return f"{ctx.display(target.key)} is no longer a directory; left as is"
+        ctx.storage.mkdir(target.key)
     elif target.before == "absent" and is_dir:
-        _remove_empty_dir(storage, target.key)
+        _remove_empty_dir(ctx, target.key)
     return None
 
 
-def _remove_empty_dir(storage: Storage, key: str) -> None:
-    if storage.list(key):
+def _remove_empty_dir(ctx: Context, key: str) -> None:
+    if ctx.storage.list(key):
         return  # someone else's files live here now: keep them (and the directory)
-    storage.rmdir(key)
+    ctx.storage.rmdir(key)
 
 
-def rollback(
-    storage: Storage, journal: Journal, journal_key: str | None, *, untouched: Collection[str] = ()
-) -> RollbackOutcome:
-    """Undo every target of ``journal`` (newest first), remove directories it created, then the
-    journal itself. Never raises for a storage error: problems are collected and returned.
+def rollback(ctx: Context, journal: Journal, *, untouched: Collection[str] = ()) -> RollbackOutcome:
+    """Undo every target of ``journal`` (newest first), remove directories it created, then its
+    records. Never raises for a storage error: problems are collected and returned.
 
-    ``untouched``: keys the failed commit knows it never changed (recovery after a crash knows
-    nothing, and checks every target)."""
+    ``untouched``: keys the failed commit knows it never changed (a recovery knows nothing, and
+    checks every target)."""
     outcome = RollbackOutcome()
     for index in range(len(journal.targets) - 1, -1, -1):
         target = journal.targets[index]
         if target.key in untouched:
             continue
         try:
-            problem = _restore_target(storage, journal, index, target)
+            problem = _restore_target(ctx, journal, index, target)
         except VfsError as exc:
-            problem = f"could not restore {target.path}: {exc.message}"
+            problem = f"could not restore {ctx.display(target.key)}: {exc.message}"
         if problem:
             outcome.problems.append(problem)
     for key in reversed(journal.created_dirs):
         try:
-            info = storage.stat(key)
+            info = ctx.storage.stat(key)
             if info is not None and info.kind == "directory":
-                _remove_empty_dir(storage, key)
+                _remove_empty_dir(ctx, key)
         except VfsError as exc:
-            outcome.problems.append(f"could not remove the directory {storage.display(key)}: {exc.message}")
-    if outcome.ok and journal_key is not None:
+            outcome.problems.append(f"could not remove the directory {ctx.display(key)}: {exc.message}")
+    if outcome.ok:
         try:
-            if storage.stat(journal_key) is not None:
-                storage.delete(DeleteItem(journal_key))
+            ctx.log.forget(journal.txid)
         except VfsError:
             pass  # harmless: a later recovery finds every target already restored and retries this
     return outcome
 
 
-def sweep_temp_files(storage: Storage, directories: set[str]) -> None:
-    """Delete temp files a crashed write left next to its target."""
+def roll_forward(ctx: Context, journal: Journal) -> dict[str, str | None] | None:
+    """Finish ``journal`` when every target holds its pre- or post-image and every post-image is
+    in it; the versions now stored, or ``None`` when it cannot be finished (roll back instead)."""
+    states = []
+    for index, target in enumerate(journal.targets):
+        if target.before == "directory" or target.after == "directory":
+            return None  # directories are rare in a commit; rolling back is just as good
+        if target.after == "file" and index not in journal.post_images:
+            return None
+        current, data = _current(ctx, target.key)
+        if current is not None and current.kind != "file":
+            return None
+        if _holds(target, "after", data, journal, index):
+            states.append((index, target, current, True))
+        elif _holds(target, "before", data, journal, index):
+            states.append((index, target, current, False))
+        else:
+            return None
+    for key in journal.created_dirs:
+        if ctx.storage.stat(key) is None:
+            ctx.storage.mkdir(key)
+    return {t.key: _finish(ctx, journal, i, t, cur, done) for i, t, cur, done in states}
+
+
+def _finish(
+    ctx: Context, journal: Journal, index: int, target: TargetRecord, current: FileInfo | None, done: bool
+) -> str | None:
+    if target.after == "absent":
+        if not done:
+            ctx.storage.delete(DeleteItem(target.key, current.version if current else None))
+        return None
+    if done:
+        return current.version if current else None
+    version = current.version if current else None
+    item = WriteItem(target.key, journal.post_images[index], target.after_mode, version, current is None)
+    return ctx.storage.write(item).version
+
+
+def _sweep_temp_files(ctx: Context, directories: set[str]) -> None:
+    """Delete temp files a crashed write left next to its target (only names that are exactly
+    vfs's temp names: a user's file that merely contains the marker is never touched)."""
     for directory in sorted(directories):
         try:
-            entries = storage.list(directory)
+            entries = ctx.storage.list(directory)
         except VfsError:
             continue
         for entry in entries:
-            if entry.kind == "file" and TEMP_MARKER in entry.name and entry.name.startswith("."):
+            if entry.kind == "file" and ctx.storage.is_temp_name(entry.name):
                 try:
-                    storage.delete(DeleteItem(entry.key))
+                    ctx.storage.delete(DeleteItem(entry.key))
                 except VfsError:
                     continue
 
 
-def recover(storage: Storage, tx_key: str) -> RecoveryReport:
-    """Roll back every interrupted commit found under ``tx_key``. Call with the commit lock held."""
+def _resolve_one(ctx: Context, txid: str, decided: bool, report: RecoveryReport) -> None:
+    from vfs.commit import done_record  # the one builder of decision records
+
+    log = ctx.log
+    journal = log.read_journal(txid)
+    if journal.committed:  # the history record of a landed single-target commit, half written
+        log.delete_quiet(log.journal_key(txid))
+        report.finished.append(txid)
+        return
+    decision: DoneRecord | None = log.read_done(txid) if decided else None
+    if decision is not None and decision.outcome == "committed":
+        return  # history
+    _sweep_temp_files(ctx, {parent_of(t.key) for t in journal.targets})
+    if decision is None and ctx.capabilities.lock_can_expire:
+        versions = roll_forward(ctx, journal)
+        if versions is not None:
+            decision = log.decide(done_record(journal, versions, ctx.display))
+            if decision.outcome == "committed":
+                report.rolled_forward.append(txid)
+                return
+        if decision is None:
+            decision = log.decide(done_record(journal, {}, ctx.display, outcome="aborted"))
+            if decision.outcome == "committed":
+                return
+    outcome = rollback(ctx, journal)
+    if outcome.ok:
+        report.rolled_back.append(txid)
+    else:
+        report.conflicts.extend(f"{txid}: {p}" for p in outcome.problems)
+        ctx.unresolved[txid] = "; ".join(outcome.problems)
+
+
+def recover(ctx: Context, *, discard: Collection[str] = ()) -> RecoveryReport:
+    """Finish every interrupted commit under ``tx/``. Call with the commit lock held.
+
+    A record that fails its checks is never written from: it stays, the workspace stays
+    unresolved, and the report says so; ``discard`` names txids whose records the user has
+    looked at and wants set aside (copied to ``.vfs/discarded/``, then removed)."""
     report = RecoveryReport()
-    try:
-        entries = storage.list(tx_key)
-    except VfsError:
-        return report  # no metadata folder yet: nothing was ever committed here
-    names = {e.name for e in entries}
-    sweep_dirs: set[str] = set()
-    if any(TEMP_MARKER in name for name in names):
-        sweep_dirs.add(tx_key)
-    for name in sorted(names):
-        if not name.endswith(".journal"):
-            continue
-        txid = name[: -len(".journal")]
-        if f"{txid}.done" in names:
-            continue
-        key = f"{tx_key}/{name}"
-        data, _ = storage.read(key)
-        journal = Journal.decode(data)
-        if journal.committed:  # the history record of a landed single-target commit, half written
-            storage.delete(DeleteItem(key))
+    log = ctx.log
+    scan = log.scan()
+    ctx.unresolved.clear()
+    if any(ctx.storage.is_temp_name(n) for n in scan.leftovers):
+        _sweep_temp_files(ctx, {log.tx_key})
+    for txid in scan.journals:
+        if txid in discard:
+            _discard(ctx, txid)
             report.finished.append(txid)
             continue
-        # Temp files first: a directory the commit created can only be removed once it is empty.
-        sweep_temp_files(storage, {parent_of(t.key) for t in journal.targets})
-        outcome = rollback(storage, journal, key)
-        if outcome.ok:
-            report.rolled_back.append(txid)
-        else:
-            report.conflicts.extend(f"{txid}: {p}" for p in outcome.problems)
-    sweep_temp_files(storage, sweep_dirs)
-    for name in sorted(names):  # a lone .done is the harmless leftover of interrupted pruning
-        if name.endswith(".done") and f"{name[: -len('.done')]}.journal" not in names:
-            storage.delete(DeleteItem(f"{tx_key}/{name}"))
-            report.finished.append(name[: -len(".done")])
+        try:
+            _resolve_one(ctx, txid, txid in scan.decided, report)
+        except CorruptMetadata as exc:
+            report.conflicts.append(f"{txid}: {exc.message}")
+            ctx.unresolved[txid] = exc.message
+        except VfsError as exc:
+            report.conflicts.append(f"{txid}: {exc.message}")
+            ctx.unresolved[txid] = exc.message
+    for txid in sorted(scan.decided - set(scan.journals)):  # a lone mark: interrupted pruning
+        log.delete_quiet(log.done_key(txid))
+        report.finished.append(txid)
     return report
 
 
-def read_done(storage: Storage, key: str) -> DoneRecord:
-    data, _ = storage.read(key)
-    return DoneRecord.decode(data)
+def _discard(ctx: Context, txid: str) -> None:
+    log = ctx.log
+    aside = f"{ctx.meta_key}/discarded"
+    if ctx.storage.stat(aside) is None:
+        ctx.storage.mkdir(aside)
+    for key in (log.journal_key(txid), log.done_key(txid)):
+        try:
+            data, _ = ctx.storage.read(key)
+        except NotFound:
+            continue
+        ctx.storage.write(WriteItem(f"{aside}/{key.rsplit('/', 1)[-1]}", data, versioned=False))
+        log.delete_quiet(key)
+
+
+def pending(ctx: Context) -> list[str]:
+    """Txids whose journal has no decision yet (cheap: one listing)."""
+    scan = ctx.log.scan()
+    return [t for t in scan.journals if t not in scan.decided]

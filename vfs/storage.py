@@ -18,13 +18,14 @@ from backends.base import (
     BatchBackend,
     DeleteItem,
     EscapesRoot,
-    HardLinked,
     FileInfo,
+    HardLinked,
     NotRegular,
     PreconditionFailed,
     TooBig,
     Vanished,
     WriteItem,
+    is_temp_name,
 )
 from vfs.errors import (
     Exists,
@@ -134,6 +135,10 @@ class Storage:
 
     def delete(self, item: DeleteItem) -> None:
         self._call("delete", item.key, lambda: self.backend.delete(item))
+
+    @staticmethod
+    def is_temp_name(name: str) -> bool:
+        return is_temp_name(name)
 
     def list(self, key: str) -> builtins.list[FileInfo]:
         return self._call("list", key, lambda: self.backend.list(key))

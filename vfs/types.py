@@ -73,6 +73,9 @@ class CommitResult:
     changes: list[Change] = field(default_factory=list)
     #: model-facing path -> version now stored (``None`` where the path was deleted)
     versions: dict[str, str | None] = field(default_factory=dict)
+    #: What went wrong after the commit point (the change stands): e.g. its history record
+    #: could not be written, so undo cannot reach it.
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,7 @@ class HistoryEntry:
 @dataclass
 class RecoveryReport:
     rolled_back: list[str] = field(default_factory=list)  # txids
+    rolled_forward: list[str] = field(default_factory=list)  # txids finished by this recovery
     finished: list[str] = field(default_factory=list)  # txids whose cleanup was completed
     conflicts: list[str] = field(default_factory=list)  # human-readable problems left in place
 

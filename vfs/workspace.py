@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import builtins
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Collection
 from typing import Any
 
-from backends.base import TEMP_MARKER, Backend, Capabilities
-from vfs.errors import Exists, InvalidArgument, NotFound, SandboxDenied, TooLarge, Unsupported
+from backends.base import Backend, Capabilities
+from vfs.context import Context
+from vfs.errors import InvalidArgument, NotFound, SandboxDenied, Unsupported
 from vfs.history import History
 from vfs.paths import META_DIR, MODES, PathMapper
-from vfs.recovery import recover
+from vfs.recovery import pending, recover
 from vfs.session import ObservationPolicy, Policy, Session
 from vfs.storage import Storage, connect
 from vfs.text import decode_text
-from vfs.transaction import Transaction
+from vfs.transaction import Transaction, _no_prune
+from vfs.txlog import TxLog
 from vfs.types import UNCONDITIONAL, CommitResult, HistoryEntry, Intent, Read, RecoveryReport, Stat
 
 DEFAULT_MOUNT = "/workspace"
@@ -54,17 +55,21 @@ class Workspace:
         self.backend = backend
         self.mode = mode
         self._mapper = PathMapper(mount, mode, base_key=base_key, unfenced=mode == "danger-full-access")
-        self._storage = Storage(backend, self._mapper.to_display, mode)
-        self._meta_key = self._mapper.meta_key
-        self._tx_key = f"{self._meta_key}/tx"
-        self._lock_key = f"{self._meta_key}/lock"
-        self._meta_ready = False
-        self.max_file_bytes = max_file_bytes
-        self.lock_timeout = lock_timeout
-        self._history = History(self, history_limit)
+        storage = Storage(backend, self._mapper.to_display, mode)
+        self._ctx = Context(
+            storage,
+            self._mapper,
+            backend.capabilities,
+            mode=mode,
+            max_file_bytes=max_file_bytes,
+            lock_timeout=lock_timeout,
+        )
+        self._history = History(self._ctx, history_limit, lambda label, undo_of: self.transaction(label=label, undo_of=undo_of))
         self.last_recovery: RecoveryReport | None = None
         if recover_on_open and mode != "read-only":
             self.last_recovery = self.recover(only_if_needed=True)
+        elif pending(self._ctx):
+            self._ctx.unresolved.update(dict.fromkeys(pending(self._ctx), "found on open"))
 
     # -- identity -----------------------------------------------------------------------------
 
@@ -87,64 +92,44 @@ class Workspace:
         """The canonical model-facing path; ``SandboxDenied`` if it leaves the workspace."""
         return self._mapper.to_path(path)
 
-    # -- internals used by Transaction / Session ----------------------------------------------
+    @property
+    def max_file_bytes(self) -> int:
+        return self._ctx.max_file_bytes
 
-    def _resolve_key(self, key: str) -> str:
-        if not self.backend.capabilities.symlinks:
-            return key
-        resolved = self._storage.resolve(key)
-        base = self._mapper.base_key
-        outside = base and not (resolved == base or resolved.startswith(base + "/"))
-        if self._mapper.is_meta(resolved) or (outside and not self._mapper.unfenced):
-            display = self._mapper.to_display(key)
-            raise SandboxDenied(f"The path {display} resolves outside the workspace.", path=display, mode=self.mode)
-        return resolved
+    @property
+    def lock_timeout(self) -> float:
+        return self._ctx.lock_timeout
 
-    def _read_key(self, key: str) -> tuple[bytes, Any]:
-        return self._storage.read(key, self.max_file_bytes)
+    @property
+    def txlog(self) -> TxLog:
+        """The records under ``.vfs/tx`` (low level: for tools that inspect interrupted commits)."""
+        return self._ctx.log
 
-    def _list_key(self, key: str) -> list[Stat]:
-        out = []
-        for info in self._storage.list(key):
-            if self._mapper.is_meta(info.key) or (TEMP_MARKER in info.name and info.name.startswith(".")):
-                continue
-            out.append(Stat(self._mapper.to_display(info.key), info.kind, info.size, info.mode, info.version))
-        return sorted(out, key=lambda s: s.path)
+    @property
+    def unresolved(self) -> dict[str, str]:
+        """Interrupted commits this workspace knows are not resolved (txid -> why)."""
+        return dict(self._ctx.unresolved)
 
-    def _ensure_meta(self) -> None:
-        if self._meta_ready:
-            return
-        for key in (self._meta_key, self._tx_key):
-            if self._storage.stat(key) is None:
-                try:
-                    self._storage.mkdir(key)
-                except Exists:
-                    pass  # another client created it between our stat and mkdir: just as good
-        self._meta_ready = True  # vfs never removes it: checked once per workspace object
-
-    @contextmanager
-    def _commit_lock(self) -> Iterator[None]:
-        self._ensure_meta()
-        with self._storage.lock(self._lock_key, self.lock_timeout):
-            yield
+    def _key(self, path: str) -> str:
+        self._ctx.require_resolved()
+        return self._ctx.key(path)
 
     # -- reads --------------------------------------------------------------------------------
 
     def stat(self, path: str) -> Stat:
-        key = self._resolve_key(self._mapper.to_key(path))
-        info = self._storage.stat(key)
+        key = self._key(path)
+        info = self._ctx.storage.stat(key)
         display = self._mapper.to_display(key)
         if info is None:
             raise NotFound(f"The path {display} does not exist.", path=display)
         return Stat(display, info.kind, info.size, info.mode, info.version)
 
     def exists(self, path: str) -> bool:
-        key = self._resolve_key(self._mapper.to_key(path))
-        return self._storage.stat(key) is not None
+        return self._ctx.storage.stat(self._key(path)) is not None
 
     def read(self, path: str) -> Read:
-        key = self._resolve_key(self._mapper.to_key(path))
-        data, info = self._read_key(key)
+        key = self._key(path)
+        data, info = self._ctx.read_key(key)
         return Read(self._mapper.to_display(key), data, info.version, info.mode)
 
     def read_bytes(self, path: str) -> bytes:
@@ -156,17 +141,17 @@ class Workspace:
 
     def list(self, path: str) -> list[Stat]:
         """Direct children sorted by path; the metadata folder and temp files are never shown."""
-        key = self._resolve_key(self._mapper.to_key(path))
-        return self._list_key(key)
+        return self._ctx.list_key(self._key(path))
 
     def is_current(self, path: str, version: str | None) -> bool:
-        key = self._resolve_key(self._mapper.to_key(path))
-        return self._storage.matches(key, version)
+        return self._ctx.storage.matches(self._key(path), version)
 
     # -- changes ------------------------------------------------------------------------------
 
     def transaction(self, *, label: str = "", undo_of: str | None = None) -> Transaction:
-        return Transaction(self, label=label, undo_of=undo_of)
+        self._ctx.require_resolved()
+        prune = self._history.prune if undo_of is None else _no_prune
+        return Transaction(self._ctx, label=label, undo_of=undo_of, prune=prune)
 
     def write_bytes(self, path: str, data: bytes, *, intent: Intent = UNCONDITIONAL) -> CommitResult:
         """A one-operation transaction (convenience)."""
@@ -193,27 +178,21 @@ class Workspace:
             raise SandboxDenied("Cannot undo: the workspace is read-only.", mode=self.mode)
         return self._history.undo(expected_txid)
 
-    def recover(self, *, only_if_needed: bool = False) -> RecoveryReport:
-        """Roll back interrupted commits (takes the commit lock)."""
-        if only_if_needed and not self._needs_recovery():
+    def recover(self, *, only_if_needed: bool = False, discard: Collection[str] = ()) -> RecoveryReport:
+        """Finish interrupted commits (takes the commit lock). ``discard``: txids of corrupt
+        records to set aside once their files have been checked by hand."""
+        if only_if_needed and not discard and not pending(self._ctx):
             return RecoveryReport()
         if self.mode == "read-only":
             raise SandboxDenied("Cannot recover: the workspace is read-only.", mode=self.mode)
-        with self._commit_lock():
-            self.last_recovery = recover(self._storage, self._tx_key)
+        with self._ctx.commit_lock():
+            self.last_recovery = recover(self._ctx, discard=discard)
         return self.last_recovery
 
-    def _needs_recovery(self) -> bool:
-        try:
-            names = {e.name for e in self._storage.list(self._tx_key)}
-        except NotFound:
-            return False
-        for name in names:
-            if TEMP_MARKER in name:
-                return True
-            if name.endswith(".journal") and name[: -len(".journal")] + ".done" not in names:
-                return True
-        return False
+    def pending(self) -> builtins.list[str]:
+        """Txids of commits whose journal has no decision yet (interrupted, or in flight in
+        another process): one listing of the metadata folder."""
+        return pending(self._ctx)
 
     def close(self) -> None:
         self.backend.close()

@@ -303,7 +303,7 @@ def run(trials: int = 1000, *, seed: int = 0, workdir: str | None = None, spawn:
                 report.fail(f"{where}: uncommitted journals left after recovery: {left}")
             if not lock_is_free(root):
                 report.fail(f"{where}: the commit lock is still held")
-            if ws._needs_recovery():
+            if ws.pending():
                 report.fail(f"{where}: the workspace still needs recovery")
         # the workspace is still usable: one more commit lands
         try:
@@ -317,12 +317,10 @@ def run(trials: int = 1000, *, seed: int = 0, workdir: str | None = None, spawn:
 
 def _old_state(root: str, pending: list[str]) -> str | None:
     """The tree an uncommitted flip started from (its journal's label says where it was going)."""
-    from vfs.journal import Journal
+    import vfs  # the child processes import it themselves, after the fork
 
-    labels = set()
-    for name in pending:
-        with open(os.path.join(root, ".vfs", "tx", name), "rb") as handle:
-            labels.add(Journal.decode(handle.read()).label)
+    log = vfs.Workspace(LocalBackend(root), mount=root, recover_on_open=False).txlog
+    labels = {log.read_journal(name.removesuffix(".journal")).label for name in pending}
     if len(labels) != 1:
         return None
     return {"to B": "A", "to A": "B"}.get(labels.pop())

@@ -121,7 +121,7 @@ class _Flavour:
 
 
 def _pending(ws: vfs.Workspace) -> bool:
-    return ws._needs_recovery()
+    return ws.pending()
 
 
 def run(trials: int = 20_000, *, seed: int = 0, flavours: tuple[str, ...] = ("local", "memory")) -> Report:

@@ -70,7 +70,7 @@ def test_sigkill_at_each_commit_step(tmp_path, step, reference_new_tree):
     after = snapshot_tree(ws, modes=True)
     expected = old_tree if step in STEPS_OLD else reference_new_tree
     assert after == expected
-    assert not ws._needs_recovery()
+    assert not ws.pending()
     leftovers = [n for n in os.listdir(root / ".vfs" / "tx") if not n.endswith((".journal", ".done"))]
     assert leftovers == []
     if step in STEPS_OLD:
@@ -86,7 +86,7 @@ def test_vfs_recover_cli_rolls_back(tmp_path):
     old_tree = snapshot_tree(vfs.open_workspace(str(root)), modes=True)
     assert _run_child(str(root), "applied-writes").returncode == -signal.SIGKILL
     ws = vfs.Workspace(LocalBackend(str(root)), mount=str(root), recover_on_open=False)
-    assert ws._needs_recovery()
+    assert ws.pending()
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
     result = subprocess.run(
         [sys.executable, "-m", "editors.cli", "recover", "--root", str(root)], env=env, capture_output=True, text=True
@@ -124,5 +124,5 @@ def test_single_file_commit_is_atomic_without_a_journal(tmp_path, step, landed):
     ws = vfs.open_workspace(str(root))
     expected = {**old_tree, "update.txt": b"one\nTWO\n"} if landed else old_tree
     assert snapshot_tree(ws) == expected
-    assert not ws._needs_recovery()
+    assert not ws.pending()
     assert [e.label for e in ws.log()] == (["one file"] if step == "marked" else [])

@@ -63,7 +63,7 @@ def test_every_failing_call_leaves_old_or_new_tree(make_workspace):
         else:
             assert after == new_tree, f"call {n} ({faulty.calls[-1]}) left a mixed tree"
             outcomes["new"] += 1
-        assert not vfs.Workspace(ws.backend, mount=ws.mount)._needs_recovery()
+        assert not vfs.Workspace(ws.backend, mount=ws.mount).pending()
     assert rolled_back_messages > 5  # failures after the journal say the change was undone
     assert outcomes["old"] >= total - 3  # failures after the commit mark (pruning) keep the new tree
 
@@ -75,7 +75,7 @@ def test_rollback_failure_is_reported_and_recovery_restores(make_workspace):
     # dead, so the rollback that follows cannot run either.
     faulty = FaultyBackend(ws.backend, only=("write", "delete", "mkdir", "rmdir"), persistent=True)
     fws = vfs.Workspace(faulty, mount=ws.mount)
-    fws._ensure_meta()  # the metadata folder exists already, as in any used workspace
+    fws._ctx.ensure_meta()  # the metadata folder exists already, as in any used workspace
     faulty.fail_at = faulty.count + 3
     tx = fws.transaction()
     _change(tx, fws.mount)

@@ -64,7 +64,7 @@ def test_one_directory_flush_per_directory(tmp_path: Path, monkeypatch: pytest.M
         for i in range(3):
             (tmp_path / d / f"f{i}.txt").write_bytes(b"old")
     ws = vfs.open_workspace(str(tmp_path))
-    ws._ensure_meta()
+    ws._ctx.ensure_meta()
     flushed: list[tuple[bool, int]] = []
     real_fsync = os.fsync
 
@@ -107,12 +107,12 @@ def test_pruning_never_leaves_a_lone_journal(tmp_path: Path) -> None:
     assert len(txids) == 3
     backend.bad = txids[0]
     with pytest.raises(vfs.VfsError) as info:
-        ws._history._forget(txids[0], txids[1])
+        ws._ctx.log.forget(txids[0], txids[1])
     assert info.value.code == "FS_PERMISSION_DENIED"
     names = set(os.listdir(tx_dir))
     assert {f"{txids[0]}.journal", f"{txids[0]}.done"} <= names  # kept as a pair: still history
     assert not {f"{txids[1]}.journal", f"{txids[1]}.done"} & names  # the other one went
-    assert not ws._needs_recovery()
+    assert not ws.pending()
     assert [e.label for e in ws.log()] == ["c2", "c0"]
 
 
@@ -127,7 +127,7 @@ def test_a_batch_over_many_folders_keeps_few_handles_and_flushes_every_rename(
     for i, d in enumerate(order):
         (tmp_path / d / f"f{i}.txt").write_bytes(b"old")  # replaced (rename), not created (link)
     ws = vfs.open_workspace(str(tmp_path))
-    ws._ensure_meta()
+    ws._ctx.ensure_meta()
     events: list[tuple[str, int]] = []
     real_fsync, real_replace = os.fsync, os.replace
 

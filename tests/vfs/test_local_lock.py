@@ -50,7 +50,7 @@ def _workspace(tmp_path: Path, **options: object) -> vfs.Workspace:
     (tmp_path / "a.txt").write_bytes(b"old\n")
     ws = vfs.open_workspace(str(tmp_path), **options)
     ws.transaction().commit()  # nothing staged: no lock taken, but .vfs/ may not exist yet
-    ws._ensure_meta()
+    ws._ctx.ensure_meta()
     return ws
 
 

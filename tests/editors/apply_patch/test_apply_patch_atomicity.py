@@ -101,7 +101,7 @@ def test_every_failing_call_leaves_the_old_tree(make_workspace: Any) -> None:
             assert after == old_tree, f"call {n} ({faulty.calls[-1]}) changed the tree of a failed patch"
             outcomes["old"] += 1
             outcome_at[n] = "old"
-        assert not vfs.Workspace(plain.backend, mount=plain.mount)._needs_recovery(), n
+        assert not vfs.Workspace(plain.backend, mount=plain.mount).pending(), n
     # From the commit lock to the commit mark (the last write: `.done`), every failure aborts the
     # patch. Outside that span a failure may be absorbed (a prefetch resolve is simply redone by
     # the read that follows; pruning after the mark is best effort): then the patch lands whole.

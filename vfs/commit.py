@@ -1,0 +1,375 @@
+"""The commit protocol, once: preflight, journal, apply, decide, and rollback on failure.
+
+1. preflight, lock held: an unresolved journal of anyone's is recovered first (or the commit is
+   refused, ``FS_RECOVERY_NEEDED``); every path the transaction read or targets is checked
+   against what it first saw (``FS_STALE_VERSION``); pre-images are taken (bytes already read
+   are reused, never read twice);
+2. the journal (pre-images; post-images too where the lock can expire) is written durably
+   before the first target changes;
+3. every target is applied, each atomically and conditionally on the version seen (one apply
+   path: batched where the backend batches, a loop where it does not);
+4. the decision ``committed`` is written once, create-if-absent: the commit point. Where the
+   lock can expire (S3), a recovery that took the lock over may have decided first; the
+   decision that stands is the one reported, so a report is never untrue;
+5. history is pruned.
+
+A failure in 2-4 rolls back every target already changed (where the lock can expire, only
+after deciding ``aborted``: a recovery may have rolled the commit forward meanwhile) and says
+so; if the rollback fails, ``FS_ROLLBACK_FAILED`` and the journal stays for ``vfs recover``.
+
+A single file target with no directory to create needs no journal: its one atomic replace (or
+unlink) is the commit point; its history record is written after it, and if that fails the
+result says so and a gap marker keeps undo from reaching past it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+
+from backends.base import DeleteItem, WriteItem, iter_parents
+from vfs.context import Context
+from vfs.errors import NotFound, RecoveryNeeded, RollbackFailed, StaleVersion, VfsError
+from vfs.recovery import recover, rollback
+from vfs.staging import Overlay
+from vfs.txlog import DoneRecord, Journal, TargetRecord, digest, new_txid
+from vfs.types import Change, CommitResult
+
+#: Test-only: name of the commit step at which the process kills itself (crash tests).
+_CRASH_AT = os.environ.get("VFS_TEST_CRASH_AT", "")
+
+
+def crash_point(step: str) -> None:
+    if _CRASH_AT and step == _CRASH_AT:
+        import signal  # not imported otherwise
+
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class Commit:
+    """One run of the protocol over a transaction's overlay."""
+
+    def __init__(self, ctx: Context, overlay: Overlay, *, label: str, undo_of: str | None) -> None:
+        self.ctx = ctx
+        self.overlay = overlay
+        self.label = label
+        self.undo_of = undo_of
+        self.storage = ctx.storage
+
+    def run(self, targets: list[str], prune: Callable[[], None]) -> CommitResult:
+        with self.ctx.commit_lock():
+            crash_point("locked")
+            self._require_resolved()
+            verified = self._read_pre_images(targets)
+            self._check_seen(skip=self._checked_by_the_write(targets) | verified)
+            journal = self._prepare_journal(targets)
+            commit = self._commit_single if self._single(journal) else self._commit_journaled
+            result = commit(journal)
+            if self.undo_of is None:  # an undo's own record is removed right after; it must not evict one
+                prune()
+            crash_point("pruned")
+        return result
+
+    # -- preflight ----------------------------------------------------------------------------
+
+    def _require_resolved(self) -> None:
+        """Anyone's interrupted commit is finished first (we hold the lock); one that cannot be
+        stops every commit until ``vfs recover``."""
+        scan = self.ctx.log.scan()
+        if any(t not in scan.decided for t in scan.journals) or self.ctx.unresolved:
+            recover(self.ctx)
+        self.ctx.require_resolved()
+
+    def _read_pre_images(self, targets: list[str]) -> set[str]:
+        """Read the targets never read (blind writes and deletes) for their pre-images, under the
+        lock; each read is also the check that the file still holds the version first seen."""
+        seen = self.overlay.seen
+        unread = [k for k in targets if seen[k].state == "file" and seen[k].data is None]
+        for key, result in zip(unread, self.storage.read_many(unread), strict=True):
+            path = self.ctx.display(key)
+            if isinstance(result, NotFound):
+                raise StaleVersion(f'cannot write "{path}": file no longer exists', path=path)
+            if isinstance(result, VfsError):
+                raise result
+            data, info = result
+            if info.version != seen[key].version and not self.storage.matches(key, seen[key].version):
+                raise StaleVersion(f'cannot write "{path}": file changed since it was read', path=path)
+            seen[key].data = data
+        return set(unread)
+
+    def _checked_by_the_write(self, targets: list[str]) -> set[str]:
+        """File targets whose own conditional write or delete checks them, so the preflight need
+        not: all of them where the store enforces the condition, and the only one of a
+        single-target commit. A multi-file commit on a store without CAS keeps its preflight:
+        a stale file found there costs nothing, found while applying it costs a rollback."""
+        if not (self.ctx.capabilities.conditional_write or len(targets) == 1):
+            return set()
+        seen, staged = self.overlay.seen, self.overlay.staged
+        return {k for k in targets if seen[k].state in ("file", "absent") and staged[k].state in ("file", "absent")}
+
+    def _check_seen(self, skip: set[str]) -> None:
+        """Everything read or targeted must still be exactly what this transaction first saw."""
+        seen = self.overlay.seen
+        plain = [(k, s.version if s.state == "file" else None) for k, s in seen.items() if s.state in ("file", "absent")]
+        plain = [(k, v) for k, v in plain if k not in skip]
+        verdicts = dict(zip((k for k, _ in plain), self.storage.matches_many(plain), strict=True))
+        others = [k for k in seen if k not in verdicts and k not in skip]
+        for key, info in zip(others, self.storage.stat_many(others), strict=True):
+            verdicts[key] = info is not None and info.kind == seen[key].state
+        for key in seen:
+            if not verdicts.get(key, True):
+                raise self._stale(key)
+
+    def _stale(self, key: str) -> StaleVersion:
+        display = self.ctx.display(key)
+        if self.overlay.seen[key].state == "absent":
+            return StaleVersion(f'cannot write "{display}": it was created by someone else meanwhile', path=display)
+        if self.storage.stat(key) is None:
+            return StaleVersion(f'cannot write "{display}": file no longer exists', path=display)
+        return StaleVersion(f'cannot write "{display}": file changed since it was read', path=display)
+
+    # -- the journal --------------------------------------------------------------------------
+
+    def _apply_order(self, targets: list[str]) -> list[str]:
+        """Directories to create first (outermost first), then files in staging order, then
+        directories to remove (innermost first): each step finds the parent it needs."""
+        seen, staged = self.overlay.seen, self.overlay.staged
+
+        def phase(key: str) -> tuple[int, int]:
+            if staged[key].state == "directory":
+                return (0, key.count("/"))
+            if seen[key].state == "directory":
+                return (2, -key.count("/"))
+            return (1, 0)
+
+        return sorted(targets, key=phase)  # stable: files keep their staging order
+
+    def _created_dirs(self, targets: list[str]) -> list[str]:
+        """Missing ancestors to create. On an object store a file's prefixes exist by implication:
+        only an explicit directory (a marker object) needs its parents made too."""
+        real_dirs = self.ctx.capabilities.real_directories
+        base_len = len(self.ctx.mapper.base_key)
+        ancestors = sorted(
+            {
+                a
+                for key in targets
+                if real_dirs or self.overlay.staged[key].state == "directory"
+                for a in iter_parents(key)
+                if len(a) > base_len and a not in targets
+            }
+        )
+        missing = {a for a, info in zip(ancestors, self.storage.stat_many(ancestors), strict=True) if info is None}
+        return sorted(missing, key=lambda k: (k.count("/"), k))
+
+    def _prepare_journal(self, targets: list[str]) -> Journal:
+        targets = self._apply_order(targets)
+        journal = Journal(new_txid(), self.label, time.time(), [], self._created_dirs(targets), self.undo_of)
+        keep_post = self.ctx.capabilities.lock_can_expire
+        for index, key in enumerate(targets):
+            staged, seen = self.overlay.staged[key], self.overlay.seen[key]
+            before = seen.state if seen.state in ("file", "directory") else "absent"
+            after_sha = digest(staged.data) if staged.data is not None else None
+            journal.targets.append(
+                TargetRecord(key, before, staged.state, seen.version, seen.mode, after_sha, staged.mode)
+            )
+            if seen.state == "file":
+                assert seen.data is not None  # read in preflight
+                journal.pre_images[index] = seen.data
+            if keep_post and staged.data is not None:
+                journal.post_images[index] = staged.data
+        return journal
+
+    def _single(self, journal: Journal) -> bool:
+        if self.undo_of is not None or journal.created_dirs or len(journal.targets) != 1:
+            return False  # an undo is always journaled: a crash must never half-record it
+        target = journal.targets[0]
+        return "directory" not in (target.before, target.after)
+
+    # -- apply --------------------------------------------------------------------------------
+
+    def _apply(self, journal: Journal, written: dict[str, str | None], untouched: set[str]) -> None:
+        """Directories to create, then all file writes at once, then all file deletes at once,
+        then directories to remove. ``untouched`` loses each target as it is attempted and gets
+        back those refused by their own condition (a stale target never lands)."""
+        for target in journal.targets:
+            if target.after == "directory":
+                untouched.discard(target.key)
+                self._apply_directory(target)
+                written[target.key] = None
+        self._apply_files(journal, written, untouched)
+        for target in journal.targets:
+            if target.before == "directory" and target.after == "absent":
+                untouched.discard(target.key)
+                self._apply_directory(target)
+                written[target.key] = None
+
+    def _apply_files(self, journal: Journal, written: dict[str, str | None], untouched: set[str]) -> None:
+        writes = [t for t in journal.targets if t.after == "file"]
+        deletes = [t for t in journal.targets if t.after == "absent" and t.before == "file"]
+        untouched.difference_update(t.key for t in writes)
+        results = self.storage.write_many([self._write_item(t) for t in writes])
+        for target, result in zip(writes, results, strict=True):
+            if isinstance(result, StaleVersion):
+                untouched.add(target.key)
+            elif not isinstance(result, VfsError):
+                written[target.key] = result.version
+        _raise_first(results)
+        crash_point("applied-writes")
+        untouched.difference_update(t.key for t in deletes)
+        outcomes = self.storage.delete_many([DeleteItem(t.key, t.before_version) for t in deletes])
+        for target, error in zip(deletes, outcomes, strict=True):
+            if error is None:
+                written[target.key] = None
+            elif isinstance(error, StaleVersion):
+                untouched.add(target.key)
+        _raise_first(outcomes)
+
+    def _write_item(self, target: TargetRecord) -> WriteItem:
+        staged = self.overlay.staged[target.key]
+        return WriteItem(
+            target.key,
+            staged.data or b"",
+            staged.mode,
+            target.before_version if target.before == "file" else None,
+            target.before == "absent",
+            target.after_sha,
+        )
+
+    def _apply_directory(self, target: TargetRecord) -> None:
+        if target.after == "directory":
+            if self.storage.stat(target.key) is None:
+                self.storage.mkdir(target.key)
+        elif self.ctx.capabilities.real_directories or self.storage.stat(target.key) is not None:
+            self.storage.rmdir(target.key)  # (an object-store prefix left with its last file)
+
+    # -- the two commit paths -----------------------------------------------------------------
+
+    def _commit_journaled(self, journal: Journal) -> CommitResult:
+        log = self.ctx.log
+        written: dict[str, str | None] = {}
+        untouched = {t.key for t in journal.targets}
+        try:
+            self.ctx.ensure_meta()
+            self.storage.write(log.journal_item(journal))
+            crash_point("journaled")
+            for key in journal.created_dirs:
+                self.storage.mkdir(key)
+            self._apply(journal, written, untouched)
+            crash_point("before-mark")
+            decided = log.decide(done_record(journal, written, self.ctx.display))
+            crash_point("marked")
+        except VfsError as exc:
+            return self._fail(journal, exc, untouched)
+        except BaseException:
+            # Not an error of ours (a bug, KeyboardInterrupt): still never leave half a change.
+            self._abandon(journal, untouched)
+            raise
+        if decided.outcome == "aborted":  # a recovery that took the lock over decided first
+            self._abandon(journal, untouched)
+            raise StaleVersion(
+                f"Transaction {journal.txid} was rolled back: this client lost the commit lock (paused"
+                " past its lease) and another client's recovery aborted it. Nothing of it is visible."
+            )
+        return self._result(journal, decided)
+
+    def _fail(self, journal: Journal, exc: VfsError, untouched: set[str]) -> CommitResult:
+        """Roll back after ``exc``, or report the commit if a recovery finished it meanwhile."""
+        if self.ctx.capabilities.lock_can_expire:
+            try:
+                decided = self.ctx.log.decide(done_record(journal, {}, self.ctx.display, outcome="aborted"))
+            except VfsError as undecided:
+                self.ctx.unresolved[journal.txid] = f"its outcome could not be recorded: {undecided.message}"
+                raise RollbackFailed(
+                    f"{exc.message} The commit failed and its outcome could not be recorded; the journal was"
+                    " kept. Run `vfs recover` once the cause is fixed.",
+                    path=exc.path,
+                ) from exc
+            if decided.outcome == "committed":  # rolled forward by another client's recovery
+                return self._result(journal, decided)
+        outcome = rollback(self.ctx, journal, untouched=untouched)
+        if not outcome.ok:
+            self.ctx.unresolved[journal.txid] = "; ".join(outcome.problems)
+            raise RollbackFailed(
+                f"{exc.message} The commit failed and could not be fully rolled back: "
+                + "; ".join(outcome.problems)
+                + ". The journal was kept; run `vfs recover` once the cause is fixed.",
+                path=exc.path,
+            ) from exc
+        exc.message = f"{exc.message} The transaction was rolled back; nothing was changed."
+        exc.args = (exc.message,)
+        raise exc
+
+    def _abandon(self, journal: Journal, untouched: set[str]) -> None:
+        outcome = rollback(self.ctx, journal, untouched=untouched)
+        if not outcome.ok:
+            self.ctx.unresolved[journal.txid] = "; ".join(outcome.problems)
+
+    def _commit_single(self, journal: Journal) -> CommitResult:
+        """One file, no directory to create: its atomic replace/unlink is the commit point."""
+        target = journal.targets[0]
+        crash_point("journaled")
+        written: dict[str, str | None] = {}
+        untouched = {target.key}
+        self._apply_files(journal, written, untouched)
+        crash_point("applied-0")
+        done = done_record(journal, written, self.ctx.display)
+        journal.committed = True
+        journal.post_images = {}  # history needs the pre-image only
+        warnings = self._record_single(journal, done)
+        return self._result(journal, done, warnings)
+
+    def _record_single(self, journal: Journal, done: DoneRecord) -> list[str]:
+        """Write the history record of a landed single-target commit; what went wrong, if anything.
+        Both records at once, unflushed (one round trip on S3): the journal says ``committed``,
+        so neither order of landing can be read as an interrupted commit."""
+        log = self.ctx.log
+        try:
+            self.ctx.ensure_meta()
+            crash_point("before-mark")
+            results = self.storage.write_many(
+                [log.journal_item(journal, durable=False), log.done_item(done, durable=False)]
+            )
+            crash_point("marked")
+            failure = next((r for r in results if isinstance(r, VfsError)), None)
+        except VfsError as exc:
+            failure = exc
+        if failure is None:
+            return []
+        gap = log.mark_gap(journal.txid)
+        return [
+            f"The change was committed, but its history record could not be written ({failure.message}): "
+            + ("undo cannot reach it and will not go past it." if gap else "undo cannot reach it.")
+        ]
+
+    def _result(self, journal: Journal, done: DoneRecord, warnings: list[str] | None = None) -> CommitResult:
+        return CommitResult(
+            journal.txid,
+            [Change(path, action) for path, action in done.changes],  # type: ignore[arg-type]
+            {self.ctx.display(k): v for k, v in done.versions.items()},
+            warnings or [],
+        )
+
+
+def done_record(
+    journal: Journal, written: dict[str, str | None], display: Callable[[str], str], *, outcome: str = "committed"
+) -> DoneRecord:
+    changes: list[tuple[str, str]] = []
+    for target in journal.targets:
+        if target.after == "directory":
+            action = "mkdir"
+        elif target.after == "file":
+            action = "modify" if target.before == "file" else "add"
+        else:
+            action = "rmdir" if target.before == "directory" else "delete"
+        changes.append((display(target.key), action))
+    return DoneRecord(journal.txid, journal.label, journal.created, changes, written, journal.undo_of, outcome)  # type: ignore[arg-type]
+
+
+def _raise_first(results: Sequence[object]) -> None:
+    for result in results:
+        if isinstance(result, VfsError):
+            raise result
+
+
+__all__ = ["Commit", "RecoveryNeeded", "crash_point", "done_record"]

@@ -1,0 +1,100 @@
+"""What transactions, the commit protocol, history and recovery share about one workspace.
+
+A :class:`Context` is built once by the workspace and handed to each of them explicitly, so none
+of them reaches into another's private members: the storage seen through vfs errors, the path
+mapper (the sandbox), the transaction log, the commit lock, and the limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from backends.base import Capabilities, FileInfo
+from vfs.errors import Exists, RecoveryNeeded, SandboxDenied
+from vfs.paths import PathMapper
+from vfs.storage import Storage
+from vfs.txlog import TxLog
+from vfs.types import Stat
+
+
+class Context:
+    def __init__(
+        self,
+        storage: Storage,
+        mapper: PathMapper,
+        capabilities: Capabilities,
+        *,
+        mode: str,
+        max_file_bytes: int,
+        lock_timeout: float,
+    ) -> None:
+        self.storage = storage
+        self.mapper = mapper
+        self.capabilities = capabilities
+        self.mode = mode
+        self.max_file_bytes = max_file_bytes
+        self.lock_timeout = lock_timeout
+        self.meta_key = mapper.meta_key
+        self.log = TxLog(storage, f"{self.meta_key}/tx", mapper.key_ok, mapper.to_display)
+        self._meta_ready = False
+        #: Unresolved journals (txid -> why) this workspace knows of: every read, commit and log
+        #: refuses while there is one, because the tree may be mid-commit.
+        self.unresolved: dict[str, str] = {}
+
+    def display(self, key: str) -> str:
+        return self.mapper.to_display(key)
+
+    def key(self, path: str) -> str:
+        """The resolved key of a model path (symlinks followed; ``SandboxDenied`` if outside)."""
+        return self.resolve(self.mapper.to_key(path))
+
+    def resolve(self, key: str) -> str:
+        if not self.capabilities.symlinks:
+            return key
+        resolved = self.storage.resolve(key)
+        base = self.mapper.base_key
+        outside = base and not (resolved == base or resolved.startswith(base + "/"))
+        if self.mapper.is_meta(resolved) or (outside and not self.mapper.unfenced):
+            display = self.display(key)
+            raise SandboxDenied(f"The path {display} resolves outside the workspace.", path=display, mode=self.mode)
+        return resolved
+
+    def read_key(self, key: str) -> tuple[bytes, FileInfo]:
+        return self.storage.read(key, self.max_file_bytes)
+
+    def list_key(self, key: str) -> list[Stat]:
+        out = []
+        for info in self.storage.list(key):
+            if self.mapper.is_meta(info.key) or self.storage.is_temp_name(info.name):
+                continue
+            out.append(Stat(self.display(info.key), info.kind, info.size, info.mode, info.version))
+        return sorted(out, key=lambda s: s.path)
+
+    def ensure_meta(self) -> None:
+        if self._meta_ready:
+            return
+        for key in (self.meta_key, self.log.tx_key):
+            if self.storage.stat(key) is None:
+                try:
+                    self.storage.mkdir(key)
+                except Exists:
+                    pass  # another client created it between our stat and mkdir: just as good
+        self._meta_ready = True  # vfs never removes it: checked once per workspace object
+
+    @contextmanager
+    def commit_lock(self) -> Iterator[None]:
+        self.ensure_meta()
+        with self.storage.lock(f"{self.meta_key}/lock", self.lock_timeout):
+            yield
+
+    def require_resolved(self) -> None:
+        """``RecoveryNeeded`` while an interrupted commit is unresolved."""
+        if not self.unresolved:
+            return
+        txid, why = next(iter(sorted(self.unresolved.items())))
+        more = f" (and {len(self.unresolved) - 1} more)" if len(self.unresolved) > 1 else ""
+        raise RecoveryNeeded(
+            f"The workspace is mid-commit: transaction {txid}{more} was interrupted and is not resolved "
+            f"({why}). Nothing can be read or changed until `vfs recover` finishes it."
+        )

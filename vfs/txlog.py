@@ -1,0 +1,404 @@
+"""The transaction log: the one owner of the ``.vfs/`` layout and of its record formats.
+
+Layout under the workspace's metadata folder::
+
+    tx/<txid>.journal   written before the first target changes: every target's pre-image
+                        (and, where the commit lock can expire, its post-image), created
+                        directories, digests of everything
+    tx/<txid>.done      the decision, written once with create-if-absent (compare-and-swap):
+                        ``committed`` (the commit point, also the ``vfs log`` entry) or
+                        ``aborted`` (written before a rollback where another client could
+                        otherwise roll the same journal forward)
+    tx/<txid>.gap       a commit landed but its history record could not be written: undo
+                        must not reach past it
+
+Rules (:meth:`TxLog.scan`): a journal without a decision, or with ``aborted``, is unresolved
+(recovery finishes it); a journal whose header says ``committed`` is the history record of a
+single-target commit; journal + ``committed`` is history. A lone ``.done`` is the harmless
+leftover of interrupted pruning.
+
+Metadata is input, never trust: a record may have been truncated, flipped, edited or planted (a
+cloned repository can carry a ``.vfs/``). Every record carries its lengths and BLAKE2b digests,
+checked before any byte of it is used; every key in it passes the same containment rules as a
+model path. A record that fails raises :class:`~vfs.errors.CorruptMetadata`, naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from backends.base import DeleteItem, WriteItem, content_digest
+from vfs.errors import CorruptMetadata, Exists, NotFound, StaleVersion, VfsError
+from vfs.storage import Storage
+
+State = Literal["file", "absent", "directory"]
+Outcome = Literal["committed", "aborted"]
+
+JOURNAL_MAGIC = b"VFSJOURNAL2\n"
+DONE_MAGIC = b"VFSDONE2\n"
+_TXID = re.compile(r"\d{20}-[0-9a-f]{8}")
+_DIGEST = re.compile(r"[0-9a-f]{32}")
+_STATES = ("file", "absent", "directory")
+#: A header larger than this is not one of ours (a commit of 100,000 files stays far below).
+_MAX_HEADER = 1 << 28
+
+
+def digest(data: bytes) -> str:
+    """The content hash recorded per target (the same one the backends version content with)."""
+    return content_digest(data)
+
+
+def new_txid() -> str:
+    return f"{time.time_ns():020d}-{os.urandom(4).hex()}"
+
+
+@dataclass
+class TargetRecord:
+    """One changed key: what it held before the commit and what the commit puts there."""
+
+    key: str
+    before: State
+    after: State
+    before_version: str | None = None
+    before_mode: int | None = None
+    after_sha: str | None = None
+    after_mode: int | None = None
+
+
+@dataclass
+class Journal:
+    txid: str
+    label: str
+    created: float
+    targets: list[TargetRecord]
+    created_dirs: list[str] = field(default_factory=list)
+    undo_of: str | None = None
+    #: target index -> pre-image (targets that were files before)
+    pre_images: dict[int, bytes] = field(default_factory=dict)
+    #: target index -> post-image; kept where the lock can expire, so recovery can roll forward
+    post_images: dict[int, bytes] = field(default_factory=dict)
+    #: written after the change landed (single-target commits): a history record, never rolled back
+    committed: bool = False
+
+    def encode_parts(self) -> list[bytes]:
+        """Magic, ``<header length> <header digest>``, the JSON header, then the images as they
+        are (not copied into one buffer)."""
+        blobs: list[bytes] = []
+        spans: dict[str, dict[str, list[Any]]] = {"pre": {}, "post": {}}
+        offset = 0
+        for kind, images in (("pre", self.pre_images), ("post", self.post_images)):
+            for index in sorted(images):
+                blob = images[index]
+                sha = digest(blob) if kind == "pre" else self.targets[index].after_sha
+                spans[kind][str(index)] = [offset, len(blob), sha]
+                blobs.append(blob)
+                offset += len(blob)
+        header = json.dumps(
+            {
+                "txid": self.txid,
+                "label": self.label,
+                "created": self.created,
+                "undo_of": self.undo_of,
+                "committed": self.committed,
+                "created_dirs": self.created_dirs,
+                "targets": [vars(t) for t in self.targets],
+                "blobs": spans,
+            },
+            sort_keys=True,
+        ).encode()
+        return [JOURNAL_MAGIC + f"{len(header)} {digest(header)}\n".encode() + header, *blobs]
+
+    def encode(self) -> bytes:
+        return b"".join(self.encode_parts())
+
+
+@dataclass
+class DoneRecord:
+    """The decision on a transaction; for a committed one, also its log entry."""
+
+    txid: str
+    label: str
+    created: float
+    changes: list[tuple[str, str]]  # (model-facing path, action)
+    versions: dict[str, str | None]  # key -> version written (None for a deleted path)
+    undo_of: str | None = None
+    outcome: Outcome = "committed"
+
+    def encode(self) -> bytes:
+        body = json.dumps(vars(self), sort_keys=True).encode()
+        return DONE_MAGIC + digest(body).encode() + b"\n" + body
+
+
+@dataclass
+class Scan:
+    """What ``tx/`` holds, by txid (sorted, oldest first)."""
+
+    journals: list[str] = field(default_factory=list)
+    decided: set[str] = field(default_factory=set)
+    gaps: list[str] = field(default_factory=list)
+    leftovers: list[str] = field(default_factory=list)  # names that are none of ours
+
+
+class _Reader:
+    """Checks one record field by field; any failure is ``CorruptMetadata`` naming the file."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def fail(self, why: str) -> CorruptMetadata:
+        return CorruptMetadata(
+            f"The metadata record {self.name} is corrupt ({why}); nothing was written from it. "
+            "If the files it names are as they should be, set it aside with `vfs recover --discard`.",
+            path=self.name,
+        )
+
+    def get(self, raw: Any, name: str, kind: type | tuple[type, ...], optional: bool = False) -> Any:
+        if not isinstance(raw, dict) or (name not in raw and not optional):
+            raise self.fail(f"missing field {name!r}")
+        value = raw.get(name)
+        if value is None and optional:
+            return None
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, float, (int, float))):
+            raise self.fail(f"field {name!r} has the wrong type")
+        return value
+
+    def choice(self, raw: Any, name: str, allowed: Iterable[str]) -> Any:
+        value = self.get(raw, name, str)
+        if value not in allowed:
+            raise self.fail(f"field {name!r} is {value!r}")
+        return value
+
+    def sha(self, raw: Any, name: str, optional: bool = False) -> str | None:
+        value = self.get(raw, name, str, optional)
+        if value is not None and not _DIGEST.fullmatch(value):
+            raise self.fail(f"field {name!r} is not a digest")
+        return value  # type: ignore[no-any-return]
+
+
+class TxLog:
+    """Reads and writes the records under ``tx_key`` through ``storage``.
+
+    ``key_ok`` is the containment rule for keys found in records (the same rule a model path
+    passes); ``display`` names a key for messages."""
+
+    def __init__(
+        self, storage: Storage, tx_key: str, key_ok: Callable[[str], bool], display: Callable[[str], str]
+    ) -> None:
+        self.storage = storage
+        self.tx_key = tx_key
+        self.key_ok = key_ok
+        self.display = display
+
+    # -- names --------------------------------------------------------------------------------
+
+    def journal_key(self, txid: str) -> str:
+        return f"{self.tx_key}/{txid}.journal"
+
+    def done_key(self, txid: str) -> str:
+        return f"{self.tx_key}/{txid}.done"
+
+    def gap_key(self, txid: str) -> str:
+        return f"{self.tx_key}/{txid}.gap"
+
+    def scan(self) -> Scan:
+        scan = Scan()
+        try:
+            entries = self.storage.list(self.tx_key)
+        except NotFound:
+            return scan
+        for entry in entries:
+            txid, dot, suffix = entry.name.partition(".")
+            if not (dot and _TXID.fullmatch(txid) and suffix in ("journal", "done", "gap")):
+                scan.leftovers.append(entry.name)
+            elif suffix == "journal":
+                scan.journals.append(txid)
+            elif suffix == "done":
+                scan.decided.add(txid)
+            else:
+                scan.gaps.append(txid)
+        scan.journals.sort()
+        scan.gaps.sort()
+        return scan
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def journal_item(self, journal: Journal, *, durable: bool = True) -> WriteItem:
+        return WriteItem(self.journal_key(journal.txid), journal.encode_parts(), durable=durable, versioned=False)
+
+    def done_item(self, record: DoneRecord, *, durable: bool = True) -> WriteItem:
+        return WriteItem(self.done_key(record.txid), record.encode(), if_absent=True, durable=durable, versioned=False)
+
+    def decide(self, record: DoneRecord) -> DoneRecord:
+        """Write the decision once (create-if-absent): the decision that stands, ours or the one
+        another client (a recovery that took the lock over) wrote first."""
+        try:
+            self.storage.write(self.done_item(record))
+        except (Exists, StaleVersion):
+            return self.read_done(record.txid)
+        return record
+
+    def mark_gap(self, txid: str) -> bool:
+        try:
+            self.storage.write(WriteItem(self.gap_key(txid), b"", if_absent=True, durable=False, versioned=False))
+        except VfsError:
+            return False
+        return True
+
+    def forget(self, *txids: str) -> None:
+        """Remove records: every journal first (in one batch), then the marks of the journals
+        that are gone. A lone journal would read as an interrupted commit; a lone mark is
+        harmless."""
+        journals = self.storage.delete_many([DeleteItem(self.journal_key(t), durable=False) for t in txids])
+        gone = [t for t, error in zip(txids, journals, strict=True) if error is None or isinstance(error, NotFound)]
+        self.storage.delete_many([DeleteItem(self.done_key(t), durable=False) for t in gone])
+        failed = [e for e in journals if e is not None and not isinstance(e, NotFound)]
+        if failed:
+            raise failed[0]
+
+    def delete_quiet(self, key: str) -> None:
+        try:
+            self.storage.delete(DeleteItem(key))
+        except NotFound:
+            pass
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def read_done(self, txid: str) -> DoneRecord:
+        key = self.done_key(txid)
+        data, _ = self.storage.read(key)
+        reader = _Reader(self.display(key))
+        if not data.startswith(DONE_MAGIC) or len(data) < len(DONE_MAGIC) + 33:
+            raise reader.fail("not a vfs decision record")
+        sha, body = data[len(DONE_MAGIC) : len(DONE_MAGIC) + 32], data[len(DONE_MAGIC) + 33 :]
+        if data[len(DONE_MAGIC) + 32 : len(DONE_MAGIC) + 33] != b"\n" or digest(body).encode() != sha:
+            raise reader.fail("digest mismatch")
+        raw = _json(body, reader)
+        changes = self._changes(reader, reader.get(raw, "changes", list))
+        versions = reader.get(raw, "versions", dict)
+        if not all(isinstance(v, str | None) for v in versions.values()):
+            raise reader.fail("field 'versions' has the wrong type")
+        record = DoneRecord(
+            txid=reader.get(raw, "txid", str),
+            label=reader.get(raw, "label", str),
+            created=float(reader.get(raw, "created", (int, float))),
+            changes=changes,
+            versions=versions,
+            undo_of=reader.get(raw, "undo_of", str, optional=True),
+            outcome=reader.choice(raw, "outcome", ("committed", "aborted")),
+        )
+        if record.txid != txid:
+            raise reader.fail("its txid is not its name")
+        return record
+
+    @staticmethod
+    def _changes(reader: _Reader, raw: list[Any]) -> list[tuple[str, str]]:
+        out = []
+        for change in raw:
+            if not (isinstance(change, list) and len(change) == 2 and all(isinstance(c, str) for c in change)):
+                raise reader.fail("field 'changes' has the wrong type")
+            out.append((change[0], change[1]))
+        return out
+
+    def read_journal(self, txid: str) -> Journal:
+        key = self.journal_key(txid)
+        data, _ = self.storage.read(key)
+        reader = _Reader(self.display(key))
+        header, body = _split_journal(data, reader)
+        raw = _json(header, reader)
+        targets = [self._target(reader, t) for t in reader.get(raw, "targets", list)]
+        journal = Journal(
+            txid=reader.get(raw, "txid", str),
+            label=reader.get(raw, "label", str),
+            created=float(reader.get(raw, "created", (int, float))),
+            targets=targets,
+            created_dirs=[self._key(reader, k) for k in reader.get(raw, "created_dirs", list)],
+            undo_of=reader.get(raw, "undo_of", str, optional=True),
+            committed=reader.get(raw, "committed", bool),
+        )
+        if journal.txid != txid:
+            raise reader.fail("its txid is not its name")
+        spans = reader.get(raw, "blobs", dict)
+        journal.pre_images = _images(reader, reader.get(spans, "pre", dict), body, len(targets))
+        journal.post_images = _images(reader, reader.get(spans, "post", dict), body, len(targets))
+        _check_images(reader, journal, len(body))
+        return journal
+
+    def _key(self, reader: _Reader, raw: Any) -> str:
+        if not isinstance(raw, str) or not self.key_ok(raw):
+            raise reader.fail(f"the key {raw!r} is outside the workspace")
+        return raw
+
+    def _target(self, reader: _Reader, raw: Any) -> TargetRecord:
+        return TargetRecord(
+            key=self._key(reader, reader.get(raw, "key", str)),
+            before=reader.choice(raw, "before", _STATES),
+            after=reader.choice(raw, "after", _STATES),
+            before_version=reader.get(raw, "before_version", str, optional=True),
+            before_mode=reader.get(raw, "before_mode", int, optional=True),
+            after_sha=reader.sha(raw, "after_sha", optional=True),
+            after_mode=reader.get(raw, "after_mode", int, optional=True),
+        )
+
+
+def _json(data: bytes, reader: _Reader) -> Any:
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        raise reader.fail("not valid JSON") from None
+
+
+def _split_journal(data: bytes, reader: _Reader) -> tuple[bytes, memoryview]:
+    if not data.startswith(JOURNAL_MAGIC):
+        raise reader.fail("not a vfs journal")
+    line_end = data.find(b"\n", len(JOURNAL_MAGIC), len(JOURNAL_MAGIC) + 64)
+    parts = data[len(JOURNAL_MAGIC) : line_end].split(b" ") if line_end > 0 else []
+    if len(parts) != 2 or not parts[0].isdigit() or not _DIGEST.fullmatch(parts[1].decode("ascii", "replace")):
+        raise reader.fail("bad header line")
+    length = int(parts[0])
+    header = data[line_end + 1 : line_end + 1 + length]
+    if length > _MAX_HEADER or len(header) != length:
+        raise reader.fail("truncated header")
+    if digest(header).encode() != parts[1]:
+        raise reader.fail("header digest mismatch")
+    return header, memoryview(data)[line_end + 1 + length :]
+
+
+def _images(reader: _Reader, spans: dict[str, Any], body: memoryview, count: int) -> dict[int, bytes]:
+    images: dict[int, bytes] = {}
+    for index_text, span in spans.items():
+        if not (index_text.isdigit() and int(index_text) < count):
+            raise reader.fail("an image names no target")
+        if not (isinstance(span, list) and len(span) == 3):
+            raise reader.fail("bad image span")
+        offset, length, sha = span
+        if not (isinstance(offset, int) and isinstance(length, int) and offset >= 0 and length >= 0):
+            raise reader.fail("bad image span")
+        if offset + length > len(body):
+            raise reader.fail("truncated")
+        blob = bytes(body[offset : offset + length])
+        if not isinstance(sha, str) or digest(blob) != sha:
+            raise reader.fail(f"digest mismatch in the image of target {index_text}")
+        images[int(index_text)] = blob
+    return images
+
+
+def _check_images(reader: _Reader, journal: Journal, body_length: int) -> None:
+    """Every image a target needs is there, post-images are what the commit meant to write, and
+    the body holds nothing else."""
+    for index, target in enumerate(journal.targets):
+        if (target.before == "file") != (index in journal.pre_images):
+            raise reader.fail(f"target {index} has no pre-image")
+        if (target.after == "file") != (target.after_sha is not None):
+            raise reader.fail(f"target {index} has no post-image digest")
+        post = journal.post_images.get(index)
+        if post is not None and digest(post) != target.after_sha:
+            raise reader.fail(f"the post-image of target {index} is not what the commit wrote")
+    images = (*journal.pre_images.values(), *journal.post_images.values())
+    if sum(len(blob) for blob in images) != body_length:
+        raise reader.fail("trailing bytes")
