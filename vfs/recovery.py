@@ -185,14 +185,18 @@ def _resolve_one(ctx: Context, txid: str, decided: bool, report: RecoveryReport)
     from vfs.commit import done_record  # the one builder of decision records
 
     log = ctx.log
-    journal = log.read_journal(txid)
-    if journal.committed:  # the history record of a landed single-target commit, half written
-        log.delete_quiet(log.journal_key(txid))
-        report.finished.append(txid)
+    # A decided journal is history, except where the lock can expire: there a decision may be
+    # ``aborted`` with its rollback unfinished (elsewhere no one ever writes one).
+    if decided and not ctx.capabilities.lock_can_expire:
         return
     decision: DoneRecord | None = log.read_done(txid) if decided else None
     if decision is not None and decision.outcome == "committed":
-        return  # history
+        return
+    journal = log.read_journal(txid)
+    if journal.committed and decision is None:  # a landed single-target commit's record, half written
+        log.delete_quiet(log.journal_key(txid))
+        report.finished.append(txid)
+        return
     _sweep_temp_files(ctx, {parent_of(t.key) for t in journal.targets})
     if decision is None and ctx.capabilities.lock_can_expire:
         versions = roll_forward(ctx, journal)
@@ -238,7 +242,12 @@ def recover(ctx: Context, *, discard: Collection[str] = ()) -> RecoveryReport:
         except VfsError as exc:
             report.conflicts.append(f"{txid}: {exc.message}")
             ctx.unresolved[txid] = exc.message
-    for txid in sorted(scan.decided - set(scan.journals)):  # a lone mark: interrupted pruning
+    oldest = min(scan.journals, default=None)
+    for txid in sorted(scan.decided - set(scan.journals)):
+        # A lone mark older than every journal is the leftover of pruning (oldest first); a newer
+        # one lost its journal (an unflushed record in a power cut): undo must not skip past it.
+        if oldest is not None and txid > oldest:
+            log.mark_gap(txid)
         log.delete_quiet(log.done_key(txid))
         report.finished.append(txid)
     return report
