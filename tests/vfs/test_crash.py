@@ -126,3 +126,39 @@ def test_single_file_commit_is_atomic_without_a_journal(tmp_path, step, landed):
     assert snapshot_tree(ws) == expected
     assert not ws.pending()
     assert [e.label for e in ws.log()] == (["one file"] if step == "marked" else [])
+
+
+UNDO_CHILD = textwrap.dedent(
+    """
+    import sys, vfs
+    ws = vfs.open_workspace(sys.argv[1])
+    ws.undo()
+    print("undone")
+    """
+)
+
+
+@pytest.mark.parametrize("step", ["locked", "journaled", "applied-writes", "before-mark", "marked"])
+def test_sigkill_at_each_step_of_an_undo_keeps_history_consistent(tmp_path, step):
+    """An undo is a journaled commit: killed anywhere, the next undo (after recovery) goes on."""
+    root = str(tmp_path)
+    ws = vfs.open_workspace(root)
+    m = ws.mount
+    ws.write_bytes(f"{m}/a.txt", b"A1")  # older commit
+    ws.write_bytes(f"{m}/b.txt", b"B1")
+    ws.write_bytes(f"{m}/b.txt", b"B2")  # the one undone (a single-file commit)
+    env = {**os.environ, "VFS_TEST_CRASH_AT": step, "PYTHONPATH": os.getcwd()}
+    result = subprocess.run(
+        [sys.executable, "-c", UNDO_CHILD, root], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == -signal.SIGKILL, (result.returncode, result.stderr)
+    again = vfs.open_workspace(root)  # recovery
+    b = again.read(f"{m}/b.txt").data
+    labels = [e.label for e in again.log()]
+    if b == b"B2":  # the undo rolled back: the undone commit is still the newest
+        assert len(labels) == 3
+    else:  # the undo landed: it is gone from the log
+        assert b == b"B1" and len(labels) == 2
+    while again.log():  # every later undo works, all the way back
+        again.undo()
+    assert snapshot_tree(again) == {}
