@@ -16,8 +16,11 @@ See ``docs/vfs-api.md`` for the whole API. Importing vfs never imports fsspec, s
 from vfs.errors import (
     Aborted,
     AmbiguousEdit,
+    CorruptMetadata,
     EditNotFound,
     Exists,
+    HardLinkRefused,
+    HistoryGap,
     InvalidArgument,
     IOFailure,
     IsADirectory,
@@ -28,6 +31,7 @@ from vfs.errors import (
     NotText,
     PatchError,
     PermissionDenied,
+    RecoveryNeeded,
     RollbackFailed,
     SandboxDenied,
     StaleVersion,
@@ -40,6 +44,7 @@ from vfs.paths import META_DIR, MODES
 from vfs.session import Observation, ObservationPolicy, Policy, Session
 from vfs.text import decode_text, dominant_newline, encode_text, has_bom
 from vfs.transaction import Transaction
+from vfs.txlog import Checkpoint
 from vfs.types import (
     CREATE_IF_ABSENT,
     UNCONDITIONAL,
@@ -63,10 +68,14 @@ __all__ = [
     "Aborted",
     "AmbiguousEdit",
     "Change",
+    "Checkpoint",
     "CommitResult",
+    "CorruptMetadata",
     "EditNotFound",
     "Exists",
+    "HardLinkRefused",
     "HistoryEntry",
+    "HistoryGap",
     "IOFailure",
     "Intent",
     "InvalidArgument",
@@ -82,6 +91,7 @@ __all__ = [
     "PermissionDenied",
     "Policy",
     "Read",
+    "RecoveryNeeded",
     "RecoveryReport",
     "RollbackFailed",
     "SandboxDenied",

@@ -33,7 +33,7 @@ from vfs.context import Context
 from vfs.errors import NotFound, RecoveryNeeded, RollbackFailed, StaleVersion, VfsError
 from vfs.recovery import recover, rollback
 from vfs.staging import Overlay
-from vfs.txlog import DoneRecord, Journal, TargetRecord, digest, new_txid
+from vfs.txlog import DoneRecord, Journal, Kind, TargetRecord, digest, new_txid
 from vfs.types import Change, CommitResult
 
 #: Test-only: name of the commit step at which the process kills itself (crash tests).
@@ -50,11 +50,12 @@ def crash_point(step: str) -> None:
 class Commit:
     """One run of the protocol over a transaction's overlay."""
 
-    def __init__(self, ctx: Context, overlay: Overlay, *, label: str, undo_of: str | None) -> None:
+    def __init__(self, ctx: Context, overlay: Overlay, *, label: str, kind: Kind, reverts: list[str]) -> None:
         self.ctx = ctx
         self.overlay = overlay
         self.label = label
-        self.undo_of = undo_of
+        self.kind = kind
+        self.reverts = reverts
         self.storage = ctx.storage
 
     def run(self, targets: list[str], prune: Callable[[], None]) -> CommitResult:
@@ -66,8 +67,7 @@ class Commit:
             journal = self._prepare_journal(targets)
             commit = self._commit_single if self._single(journal) else self._commit_journaled
             result = commit(journal)
-            if self.undo_of is None:  # an undo's own record is removed right after; it must not evict one
-                prune()
+            prune()
             crash_point("pruned")
         return result
 
@@ -164,7 +164,9 @@ class Commit:
 
     def _prepare_journal(self, targets: list[str]) -> Journal:
         targets = self._apply_order(targets)
-        journal = Journal(new_txid(), self.label, time.time(), [], self._created_dirs(targets), self.undo_of)
+        journal = Journal(
+            new_txid(), self.label, time.time(), [], self._created_dirs(targets), self.kind, list(self.reverts)
+        )
         keep_post = self.ctx.capabilities.lock_can_expire
         for index, key in enumerate(targets):
             staged, seen = self.overlay.staged[key], self.overlay.seen[key]
@@ -181,8 +183,8 @@ class Commit:
         return journal
 
     def _single(self, journal: Journal) -> bool:
-        if self.undo_of is not None or journal.created_dirs or len(journal.targets) != 1:
-            return False  # an undo is always journaled: a crash must never half-record it
+        if self.kind != "commit" or journal.created_dirs or len(journal.targets) != 1:
+            return False  # history at work is always journaled: a crash must never half-record it
         target = journal.targets[0]
         return "directory" not in (target.before, target.after)
 
@@ -363,7 +365,9 @@ def done_record(
         else:
             action = "rmdir" if target.before == "directory" else "delete"
         changes.append((display(target.key), action))
-    return DoneRecord(journal.txid, journal.label, journal.created, changes, written, journal.undo_of, outcome)  # type: ignore[arg-type]
+    return DoneRecord(
+        journal.txid, journal.label, journal.created, changes, written, journal.kind, journal.reverts, outcome  # type: ignore[arg-type]
+    )
 
 
 def _raise_first(results: Sequence[object]) -> None:

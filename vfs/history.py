@@ -2,18 +2,21 @@
 
 A committed transaction is the pair ``tx/<txid>.journal`` (pre-images) + ``tx/<txid>.done``
 (what was written); ``vfs.txlog`` owns their layout. ``undo`` reverts the newest one in a new transaction, guarded by version: it
-runs only if every target still holds what that transaction wrote. The undo's own record and the
-undone record are then removed, so the next ``undo`` reaches one step further back.
+runs only if every target still holds what that transaction wrote. Records are kept: an undo or a
+rewind is itself a record (``kind``, ``reverts``), so ``redo`` can take it back, and the commits
+in effect are computed from the whole timeline. Checkpoints name points of history; pruning keeps
+every record a checkpoint needs.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from vfs.errors import HistoryGap, NotFound, StaleVersion, VfsError
-from vfs.txlog import DoneRecord, Journal, digest
-from vfs.types import Change, HistoryEntry, replace_if_version
+from vfs.errors import HistoryGap, InvalidArgument, NotFound, StaleVersion, VfsError
+from vfs.txlog import Checkpoint, DoneRecord, Journal, Kind, digest, valid_checkpoint_name
+from vfs.types import UNCONDITIONAL, Change, HistoryEntry, replace_if_version
 
 if TYPE_CHECKING:
     from vfs.context import Context
@@ -21,52 +24,113 @@ if TYPE_CHECKING:
 
 
 class History:
-    """The log and undo over a workspace's transaction log. ``begin`` opens a transaction (undo
-    is one, built on the same commit protocol)."""
+    """The log, checkpoints, undo, redo and rewind over a workspace's transaction log. ``begin``
+    opens a transaction of a given kind: history at work is built on the same commit protocol."""
 
-    def __init__(self, ctx: Context, limit: int, begin: Callable[[str, str], Transaction]) -> None:
+    def __init__(self, ctx: Context, limit: int, begin: Callable[[str, Kind, list[str]], Transaction]) -> None:
         self.ctx = ctx
         self.limit = limit
         self._begin = begin
         self._estimate: int | None = None  # committed records this process believes exist
 
-    def _committed_txids(self) -> list[str]:
+    def committed_txids(self) -> list[str]:
         """Txids with both records, oldest first."""
         scan = self.ctx.log.scan()
         return [t for t in scan.journals if t in scan.decided]
 
-    def prune(self) -> None:
-        """Keep the newest ``limit`` committed transactions. Best effort: never fails a commit.
+    # -- pruning ------------------------------------------------------------------------------
 
-        Listing the history costs a directory scan (a LIST request on S3), so it runs only once
-        this process's estimate exceeds the limit by a slack; then it trims back to the limit.
-        """
+    def prune(self) -> None:
+        """Keep the newest ``limit`` records, and every record a checkpoint needs. Best effort:
+        never fails a commit. Listing costs a directory scan (a LIST on S3), so it runs only once
+        this process's estimate exceeds the limit by a slack; then it trims back to the limit."""
         if self._estimate is not None and self._estimate < self.limit + self._slack:
             self._estimate += 1
             return
         try:
-            txids = self._committed_txids()
-            self.ctx.log.forget(*txids[: max(0, len(txids) - self.limit)])
-            self._estimate = min(len(txids), self.limit)
+            timeline = self.timeline()
+            dropped = self.drop(self._beyond_limit(timeline))
+            self._estimate = len(timeline) - len(dropped)
         except VfsError:
             return  # pruning again at the next commit is just as good
+
+    def drop(self, candidates: list[str]) -> list[str]:
+        """Forget ``candidates`` except those a checkpoint still needs; the txids dropped."""
+        marks = [c.txid for c in self.ctx.log.checkpoints()]
+        keep_from = min((m for m in marks if m is not None), default=None) if marks else None
+        if None in marks:
+            keep_from = ""  # a checkpoint at the very beginning needs every record
+        dropped = [t for t in candidates if keep_from is None or t <= keep_from]
+        self.ctx.log.forget(*dropped)
+        return dropped
+
+    def _beyond_limit(self, timeline: list[DoneRecord]) -> list[str]:
+        """Records older than the ``limit``-th newest commit in effect, and beyond four times the
+        limit in all (undo/redo cycles add records without adding commits)."""
+        undone, _ = self._undone(timeline)
+        in_effect = [r.txid for r in timeline if r.kind == "commit" and r.txid not in undone]
+        cutoff = in_effect[-self.limit] if len(in_effect) >= self.limit else ""
+        old = [r.txid for r in timeline if r.txid < cutoff]
+        excess = [r.txid for r in timeline[: max(0, len(timeline) - 4 * self.limit)]]
+        return sorted(set(old) | set(excess))
 
     @property
     def _slack(self) -> int:
         return max(1, min(16, self.limit // 4))
 
-    def records(self) -> list[DoneRecord]:
-        """Committed, not-undone transactions, newest first (undo bookkeeping hidden)."""
+    # -- reading ------------------------------------------------------------------------------
+
+    def timeline(self) -> list[DoneRecord]:
+        """Every committed record, oldest first."""
         self.ctx.require_resolved()
-        log = self.ctx.log
-        records = [log.read_done(t) for t in self._committed_txids()]
-        records = [r for r in records if r.outcome == "committed"]
-        undone = {r.undo_of for r in records if r.undo_of}
-        # Pruning lags by a slack; the history promised is the newest `limit` records.
-        return [r for r in reversed(records) if not r.undo_of and r.txid not in undone][: self.limit]
+        records = self.ctx.log.read_dones(self.committed_txids())
+        return [r for r in records if r.outcome == "committed"]
+
+    @staticmethod
+    def _undone(timeline: list[DoneRecord]) -> tuple[set[str], list[DoneRecord]]:
+        """The commits currently reverted, and the undos/rewinds a redo can still take back."""
+        undone: set[str] = set()
+        redoable: list[DoneRecord] = []
+        by_txid = {r.txid: r for r in timeline}
+        for record in timeline:
+            if record.kind in ("undo", "rewind"):
+                undone.update(record.reverts)
+                redoable.append(record)
+            elif record.kind == "redo":
+                for txid in record.reverts:
+                    undone.difference_update(by_txid[txid].reverts if txid in by_txid else [])
+                redoable = [r for r in redoable if r.txid not in record.reverts]
+            else:
+                redoable = []  # a new change ends what can be redone, as in any editor
+        return undone, redoable
+
+    def records(self) -> list[DoneRecord]:
+        """Commits in effect (not undone; history's own transactions hidden), newest first."""
+        timeline = self.timeline()
+        undone, _ = self._undone(timeline)
+        return [r for r in reversed(timeline) if r.kind == "commit" and r.txid not in undone]
 
     def log(self, limit: int = 20) -> list[HistoryEntry]:
-        return [_entry(r) for r in self.records()[:limit]]
+        # Pruning lags by a slack: the history promised is the newest `self.limit` records.
+        return [_entry(r) for r in self.records()[: min(limit, self.limit)]]
+
+    # -- checkpoints --------------------------------------------------------------------------
+
+    def checkpoint(self, name: str) -> Checkpoint:
+        if not valid_checkpoint_name(name):
+            raise InvalidArgument(
+                f"Invalid checkpoint name {name!r}: use letters, digits, '.', '_' and '-' (at most 64)."
+            )
+        records = self.records()
+        mark = Checkpoint(name, records[0].txid if records else None, time.time())
+        self.ctx.ensure_meta()
+        self.ctx.log.write_checkpoint(mark)
+        return mark
+
+    def checkpoints(self) -> list[Checkpoint]:
+        return self.ctx.log.checkpoints()
+
+    # -- undo, redo, rewind -------------------------------------------------------------------
 
     def undo(self, expected_txid: str | None = None) -> HistoryEntry:
         records = self.records()
@@ -77,54 +141,97 @@ class History:
             raise StaleVersion(
                 f"Cannot undo {expected_txid}: a newer transaction ({record.txid}) was committed since.",
             )
-        gaps = [g for g in self.ctx.log.scan().gaps if g > record.txid]
-        if gaps:
-            raise HistoryGap(
-                f"Cannot undo: transaction {gaps[-1]} committed after {record.txid} but left no history record,"
-                f" so {record.txid} is not the newest change. Undo it by hand, or continue without undo."
-            )
-        journal = self.ctx.log.read_journal(record.txid)
-        with self._begin(f"undo {record.txid}", record.txid) as tx:
-            self._revert(tx, record, journal)
-        undo_txid = tx.result.txid if tx.result else None
-        self.ctx.log.forget(*([record.txid, undo_txid] if undo_txid else [record.txid]))
+        self._revert_all("undo", f"undo {record.txid}", [record])
         return _entry(record)
 
-    def _revert(self, tx: Transaction, record: DoneRecord, journal: Journal) -> None:
+    def rewind(self, to: str) -> list[HistoryEntry]:
+        """Revert every commit in effect after ``to`` (a checkpoint name or a txid), as one
+        transaction; the entries reverted, newest first."""
+        point = self._point(to)
+        records = [r for r in self.records() if point is None or r.txid > point]
+        if not records:
+            return []
+        self._revert_all("rewind", f"rewind to {to}", records)
+        return [_entry(r) for r in records]
+
+    def redo(self) -> HistoryEntry:
+        """Take back the newest undo or rewind (nothing committed since)."""
+        _, redoable = self._undone(self.timeline())
+        if not redoable:
+            raise NotFound("There is nothing to redo (or a change was committed since the last undo).")
+        record = redoable[-1]
+        self._revert_all("redo", f"redo {record.txid}", [record])
+        return _entry(record)
+
+    def _point(self, to: str) -> str | None:
+        marks = {c.name: c for c in self.checkpoints()}
+        if to in marks:
+            return marks[to].txid
+        if to in self.committed_txids():
+            return to
+        raise NotFound(f"No checkpoint or transaction named {to!r} (see `vfs log`).")
+
+    def _revert_all(self, kind: Kind, label: str, records: list[DoneRecord]) -> None:
+        """One transaction reverting ``records`` (newest first), refused as a whole with every
+        file changed outside them listed."""
+        oldest = min(r.txid for r in records)
+        gaps = [g for g in self.ctx.log.scan().gaps if g > oldest]
+        if gaps:
+            raise HistoryGap(
+                f"Cannot {kind}: transaction {gaps[-1]} committed after {oldest} but left no history record,"
+                " so reverting would skip a change. Revert it by hand, or continue without undo."
+            )
+        journals = [(r, self.ctx.log.read_journal(r.txid)) for r in records]
+        with self._begin(label, kind, [r.txid for r in records]) as tx:
+            problems: list[str] = []
+            for record, journal in journals:
+                problems += self._revert(tx, record, journal)
+            if problems:
+                raise StaleVersion(
+                    f"Cannot {kind}: " + "; ".join(problems) + ". Nothing was changed.",
+                    path=None,
+                )
+
+    def _revert(self, tx: Transaction, record: DoneRecord, journal: Journal) -> list[str]:
         display = self.ctx.display
+        problems: list[str] = []
         for index in range(len(journal.targets) - 1, -1, -1):
             target = journal.targets[index]
-            path = display(target.key)
-            if target.after == "file":
-                # Guarded by content, not version: an earlier undo may have rewritten the very
-                # bytes this transaction wrote, under a new version.
-                current = tx.read(path) if tx.exists(path) else None
-                if current is None or digest(current.data) != target.after_sha:
-                    raise StaleVersion(
-                        f"Cannot undo {record.txid}: {path} changed after that transaction wrote it.", path=path
-                    )
-                assert current.version is not None
-                if target.before == "file":
-                    pre = journal.pre_images[index]
-                    tx.write(path, pre, intent=replace_if_version(current.version), mode=target.before_mode)
-                else:
-                    tx.delete(path, if_version=current.version)
-            elif target.after == "absent" and target.before == "file":
-                if tx.exists(path):
-                    raise StaleVersion(
-                        f"Cannot undo {record.txid}: {path} was created again after that transaction deleted it.",
-                        path=path,
-                    )
-                tx.create(path, journal.pre_images[index], mode=target.before_mode)
-            elif target.after == "directory" and target.before == "absent":
-                if tx.exists(path) and not tx.list(path):
-                    tx.rmdir(path)
-            elif target.after == "absent" and target.before == "directory":
-                tx.mkdir(path)
+            problem = _revert_target(tx, record, journal, index, display(target.key))
+            if problem:
+                problems.append(problem)
         for key in reversed(journal.created_dirs):
             path = display(key)
             if tx.exists(path) and not tx.list(path):
                 tx.rmdir(path)
+        return problems
+
+
+def _revert_target(tx: Transaction, record: DoneRecord, journal: Journal, index: int, path: str) -> str | None:
+    """Put one target back as it was before ``record``; a problem if it changed since."""
+    target = journal.targets[index]
+    if target.after == "file":
+        # Guarded by content, not version: an earlier undo may have rewritten the very bytes
+        # this transaction wrote, under a new version.
+        current = tx.read(path) if tx.exists(path) else None
+        if current is None or digest(current.data) != target.after_sha:
+            return f"{path} changed after {record.txid} wrote it"
+        assert current.version is not None or current.data is not None
+        if target.before == "file":
+            intent = replace_if_version(current.version) if current.version else UNCONDITIONAL
+            tx.write(path, journal.pre_images[index], intent=intent, mode=target.before_mode)
+        else:
+            tx.delete(path, if_version=current.version)
+    elif target.after == "absent" and target.before == "file":
+        if tx.exists(path):
+            return f"{path} was created again after {record.txid} deleted it"
+        tx.create(path, journal.pre_images[index], mode=target.before_mode)
+    elif target.after == "directory" and target.before == "absent":
+        if tx.exists(path) and not tx.list(path):
+            tx.rmdir(path)
+    elif target.after == "absent" and target.before == "directory":
+        tx.mkdir(path)
+    return None
 
 
 def _entry(record: DoneRecord) -> HistoryEntry:

@@ -3,6 +3,7 @@ hand-over to the commit protocol (``vfs.commit``)."""
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 from typing import Literal
@@ -22,6 +23,7 @@ from vfs.errors import (
     VfsError,
 )
 from vfs.staging import Overlay, Seen, Staged, State
+from vfs.txlog import Kind
 from vfs.types import UNCONDITIONAL, CommitResult, Intent, Read, Stat
 
 
@@ -37,12 +39,19 @@ class Transaction:
     """
 
     def __init__(
-        self, ctx: Context, *, label: str = "", undo_of: str | None = None, prune: Callable[[], None] = _no_prune
+        self,
+        ctx: Context,
+        *,
+        label: str = "",
+        kind: Kind = "commit",
+        reverts: builtins.list[str] | None = None,
+        prune: Callable[[], None] = _no_prune,
     ) -> None:
         self._ctx = ctx
         self._storage = ctx.storage
         self.label = label
-        self._undo_of = undo_of
+        self._kind: Kind = kind
+        self._reverts = list(reverts or [])
         self._prune = prune
         self._overlay = Overlay()
         self._seen = self._overlay.seen
@@ -344,7 +353,7 @@ class Transaction:
         if self._ctx.mode == "read-only":
             raise SandboxDenied("The workspace is read-only.", mode="read-only")
         try:
-            self.result = Commit(self._ctx, self._overlay, label=self.label, undo_of=self._undo_of).run(
+            self.result = Commit(self._ctx, self._overlay, label=self.label, kind=self._kind, reverts=self._reverts).run(
                 targets, self._prune
             )
         except BaseException:

@@ -11,6 +11,7 @@ Layout under the workspace's metadata folder::
                         otherwise roll the same journal forward)
     tx/<txid>.gap       a commit landed but its history record could not be written: undo
                         must not reach past it
+    checkpoints/<name>  a named point of history: the newest visible commit when it was made
 
 Rules (:meth:`TxLog.scan`): a journal without a decision, or with ``aborted``, is unresolved
 (recovery finishes it); a journal whose header says ``committed`` is the history record of a
@@ -39,6 +40,9 @@ from vfs.storage import Storage
 
 State = Literal["file", "absent", "directory"]
 Outcome = Literal["committed", "aborted"]
+#: what a transaction was: an ordinary commit, or history at work
+Kind = Literal["commit", "undo", "redo", "rewind"]
+KINDS = ("commit", "undo", "redo", "rewind")
 
 JOURNAL_MAGIC = b"VFSJOURNAL2\n"
 DONE_MAGIC = b"VFSDONE2\n"
@@ -78,7 +82,9 @@ class Journal:
     created: float
     targets: list[TargetRecord]
     created_dirs: list[str] = field(default_factory=list)
-    undo_of: str | None = None
+    kind: Kind = "commit"
+    #: the transactions this one reverts (an undo, a rewind) or re-applies (a redo reverts an undo)
+    reverts: list[str] = field(default_factory=list)
     #: target index -> pre-image (targets that were files before)
     pre_images: dict[int, bytes] = field(default_factory=dict)
     #: target index -> post-image; kept where the lock can expire, so recovery can roll forward
@@ -104,7 +110,8 @@ class Journal:
                 "txid": self.txid,
                 "label": self.label,
                 "created": self.created,
-                "undo_of": self.undo_of,
+                "kind": self.kind,
+                "reverts": self.reverts,
                 "committed": self.committed,
                 "created_dirs": self.created_dirs,
                 "targets": [vars(t) for t in self.targets],
@@ -127,12 +134,30 @@ class DoneRecord:
     created: float
     changes: list[tuple[str, str]]  # (model-facing path, action)
     versions: dict[str, str | None]  # key -> version written (None for a deleted path)
-    undo_of: str | None = None
+    kind: Kind = "commit"
+    reverts: list[str] = field(default_factory=list)
     outcome: Outcome = "committed"
 
     def encode(self) -> bytes:
         body = json.dumps(vars(self), sort_keys=True).encode()
         return DONE_MAGIC + digest(body).encode() + b"\n" + body
+
+
+@dataclass
+class Checkpoint:
+    """A named point of history: ``txid`` is the newest visible commit then (``None``: none)."""
+
+    name: str
+    txid: str | None
+    created: float
+
+
+CHECKPOINT_MAGIC = b"VFSCHECKPOINT1\n"
+_CHECKPOINT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def valid_checkpoint_name(name: str) -> bool:
+    return isinstance(name, str) and _CHECKPOINT_NAME.fullmatch(name) is not None
 
 
 @dataclass
@@ -192,6 +217,7 @@ class TxLog:
     ) -> None:
         self.storage = storage
         self.tx_key = tx_key
+        self.checkpoints_key = f"{tx_key.rsplit('/', 1)[0]}/checkpoints" if "/" in tx_key else "checkpoints"
         self.key_ok = key_ok
         self.display = display
 
@@ -267,12 +293,65 @@ class TxLog:
         except NotFound:
             pass
 
+    # -- checkpoints --------------------------------------------------------------------------
+
+    def write_checkpoint(self, checkpoint: Checkpoint) -> None:
+        if self.storage.stat(self.checkpoints_key) is None:
+            try:
+                self.storage.mkdir(self.checkpoints_key)
+            except Exists:
+                pass  # made meanwhile by another client: just as good
+        body = json.dumps(vars(checkpoint), sort_keys=True).encode()
+        data = CHECKPOINT_MAGIC + digest(body).encode() + b"\n" + body
+        self.storage.write(WriteItem(f"{self.checkpoints_key}/{checkpoint.name}", data, versioned=False))
+
+    def delete_checkpoint(self, name: str) -> None:
+        self.delete_quiet(f"{self.checkpoints_key}/{name}")
+
+    def checkpoints(self) -> list[Checkpoint]:
+        """Every checkpoint, oldest first; a damaged one is ``CorruptMetadata``."""
+        try:
+            entries = self.storage.list(self.checkpoints_key)
+        except NotFound:
+            return []
+        names = sorted(e.name for e in entries if valid_checkpoint_name(e.name))
+        found = [self._read_checkpoint(n) for n in names]
+        return sorted(found, key=lambda c: (c.created, c.name))
+
+    def _read_checkpoint(self, name: str) -> Checkpoint:
+        key = f"{self.checkpoints_key}/{name}"
+        data, _ = self.storage.read(key)
+        reader = _Reader(self.display(key))
+        head = len(CHECKPOINT_MAGIC)
+        sha, body = data[head : head + 32], data[head + 33 :]
+        if not data.startswith(CHECKPOINT_MAGIC) or data[head + 32 : head + 33] != b"\n" or digest(body).encode() != sha:
+            raise reader.fail("digest mismatch")
+        raw = _json(body, reader)
+        txid = reader.get(raw, "txid", str, optional=True)
+        if txid is not None and not _TXID.fullmatch(txid):
+            raise reader.fail("field 'txid' is not a txid")
+        if reader.get(raw, "name", str) != name:
+            raise reader.fail("its name is not its file name")
+        return Checkpoint(name, txid, float(reader.get(raw, "created", (int, float))))
+
     # -- reading ------------------------------------------------------------------------------
 
     def read_done(self, txid: str) -> DoneRecord:
-        key = self.done_key(txid)
-        data, _ = self.storage.read(key)
-        reader = _Reader(self.display(key))
+        data, _ = self.storage.read(self.done_key(txid))
+        return self._parse_done(txid, data)
+
+    def read_dones(self, txids: list[str]) -> list[DoneRecord]:
+        """Many decisions at once (concurrent reads on S3)."""
+        results = self.storage.read_many([self.done_key(t) for t in txids])
+        records = []
+        for txid, result in zip(txids, results, strict=True):
+            if isinstance(result, VfsError):
+                raise result
+            records.append(self._parse_done(txid, result[0]))
+        return records
+
+    def _parse_done(self, txid: str, data: bytes) -> DoneRecord:
+        reader = _Reader(self.display(self.done_key(txid)))
         if not data.startswith(DONE_MAGIC) or len(data) < len(DONE_MAGIC) + 33:
             raise reader.fail("not a vfs decision record")
         sha, body = data[len(DONE_MAGIC) : len(DONE_MAGIC) + 32], data[len(DONE_MAGIC) + 33 :]
@@ -289,7 +368,8 @@ class TxLog:
             created=float(reader.get(raw, "created", (int, float))),
             changes=changes,
             versions=versions,
-            undo_of=reader.get(raw, "undo_of", str, optional=True),
+            kind=reader.choice(raw, "kind", KINDS),
+            reverts=_txids(reader, reader.get(raw, "reverts", list)),
             outcome=reader.choice(raw, "outcome", ("committed", "aborted")),
         )
         if record.txid != txid:
@@ -318,7 +398,8 @@ class TxLog:
             created=float(reader.get(raw, "created", (int, float))),
             targets=targets,
             created_dirs=[self._key(reader, k) for k in reader.get(raw, "created_dirs", list)],
-            undo_of=reader.get(raw, "undo_of", str, optional=True),
+            kind=reader.choice(raw, "kind", KINDS),
+            reverts=_txids(reader, reader.get(raw, "reverts", list)),
             committed=reader.get(raw, "committed", bool),
         )
         if journal.txid != txid:
@@ -344,6 +425,12 @@ class TxLog:
             after_sha=reader.sha(raw, "after_sha", optional=True),
             after_mode=reader.get(raw, "after_mode", int, optional=True),
         )
+
+
+def _txids(reader: _Reader, raw: list[Any]) -> list[str]:
+    if not all(isinstance(t, str) and _TXID.fullmatch(t) for t in raw):
+        raise reader.fail("field 'reverts' holds something that is not a txid")
+    return list(raw)
 
 
 def _json(data: bytes, reader: _Reader) -> Any:

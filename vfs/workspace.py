@@ -16,8 +16,8 @@ from vfs.recovery import pending, recover
 from vfs.session import ObservationPolicy, Policy, Session
 from vfs.storage import Storage, connect
 from vfs.text import decode_text
-from vfs.transaction import Transaction, _no_prune
-from vfs.txlog import TxLog
+from vfs.transaction import Transaction
+from vfs.txlog import Checkpoint, Kind, TxLog
 from vfs.types import UNCONDITIONAL, CommitResult, HistoryEntry, Intent, Read, RecoveryReport, Stat
 
 DEFAULT_MOUNT = "/workspace"
@@ -64,7 +64,7 @@ class Workspace:
             max_file_bytes=max_file_bytes,
             lock_timeout=lock_timeout,
         )
-        self._history = History(self._ctx, history_limit, lambda label, undo_of: self.transaction(label=label, undo_of=undo_of))
+        self._history = History(self._ctx, history_limit, self._history_transaction)
         self.last_recovery: RecoveryReport | None = None
         if recover_on_open and mode != "read-only":
             self.last_recovery = self.recover(only_if_needed=True)
@@ -148,10 +148,13 @@ class Workspace:
 
     # -- changes ------------------------------------------------------------------------------
 
-    def transaction(self, *, label: str = "", undo_of: str | None = None) -> Transaction:
+    def transaction(self, *, label: str = "") -> Transaction:
         self._ctx.require_resolved()
-        prune = self._history.prune if undo_of is None else _no_prune
-        return Transaction(self._ctx, label=label, undo_of=undo_of, prune=prune)
+        return Transaction(self._ctx, label=label, prune=self._history.prune)
+
+    def _history_transaction(self, label: str, kind: Kind, reverts: builtins.list[str]) -> Transaction:
+        self._ctx.require_resolved()
+        return Transaction(self._ctx, label=label, kind=kind, reverts=reverts, prune=self._history.prune)
 
     def write_bytes(self, path: str, data: bytes, *, intent: Intent = UNCONDITIONAL) -> CommitResult:
         """A one-operation transaction (convenience)."""
@@ -177,6 +180,36 @@ class Workspace:
         if self.mode == "read-only":
             raise SandboxDenied("Cannot undo: the workspace is read-only.", mode=self.mode)
         return self._history.undo(expected_txid)
+
+    def redo(self) -> HistoryEntry:
+        """Take back the newest undo or rewind (if nothing was committed since), guarded the same way."""
+        self._require_writable("redo")
+        return self._history.redo()
+
+    def rewind(self, to: str) -> builtins.list[HistoryEntry]:
+        """Revert, as one transaction, every commit in effect after ``to`` (a checkpoint name or a
+        txid). Refused as a whole, listing each file changed outside those commits since."""
+        self._require_writable("rewind")
+        return self._history.rewind(to)
+
+    def checkpoint(self, name: str) -> Checkpoint:
+        """Name the current point of history (``rewind(name)`` comes back to it)."""
+        self._require_writable("checkpoint")
+        return self._history.checkpoint(name)
+
+    def checkpoints(self) -> builtins.list[Checkpoint]:
+        return self._history.checkpoints()
+
+    def prune(self, *, keep: int) -> builtins.list[str]:
+        """Forget all but the newest ``keep`` records (never one a checkpoint needs); the txids
+        dropped."""
+        self._require_writable("prune")
+        txids = self._history.committed_txids()
+        return self._history.drop(txids[: max(0, len(txids) - keep)])
+
+    def _require_writable(self, what: str) -> None:
+        if self.mode == "read-only":
+            raise SandboxDenied(f"Cannot {what}: the workspace is read-only.", mode=self.mode)
 
     def recover(self, *, only_if_needed: bool = False, discard: Collection[str] = ()) -> RecoveryReport:
         """Finish interrupted commits (takes the commit lock). ``discard``: txids of corrupt

@@ -25,7 +25,7 @@ def _plant(ws: vfs.Workspace, name: str, data: bytes) -> None:
 
 def _journal_of(key: str, before: bytes, after: bytes) -> Journal:
     target = TargetRecord(key, "file", "file", "v-any", None, digest(after), None)
-    return Journal(new_txid(), "planted", 0.0, [target], [], None, {0: before})
+    return Journal(new_txid(), "planted", 0.0, [target], pre_images={0: before})
 
 
 def _interrupted_commit(ws: vfs.Workspace) -> str:
