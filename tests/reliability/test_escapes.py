@@ -333,9 +333,9 @@ class SwapOnFirstMutation:
         if name not in ("write", "delete", "mkdir", "rmdir"):
             return attr
 
-        def hooked(key: str, *args: Any, **kwargs: Any) -> Any:
-            self._swap(key)
-            return attr(key, *args, **kwargs)
+        def hooked(target: Any, *args: Any, **kwargs: Any) -> Any:
+            self._swap(target if isinstance(target, str) else target.key)  # write/delete take an item
+            return attr(target, *args, **kwargs)
 
         return hooked
 

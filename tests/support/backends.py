@@ -68,7 +68,7 @@ class LocalFactory(WorkspaceFactory):
 
     def same_backend(self, backend: Backend) -> Backend:
         assert isinstance(backend, LocalBackend)
-        return LocalBackend(backend.root)
+        return LocalBackend(backend.root, trust_ctime=backend.versions.trust_ctime)
 
     def mount_for(self, backend: Backend) -> str:
         assert isinstance(backend, LocalBackend)
@@ -82,7 +82,8 @@ class PyfakefsFactory(LocalFactory):
         self.request.getfixturevalue("fs")
         root = f"/fake/ws{next(_counter)}"
         os.makedirs(root)
-        return LocalBackend(root)
+        # pyfakefs moves a file's ctime whenever it is opened: declared, not detected
+        return LocalBackend(root, trust_ctime=False)
 
 
 class MemoryFactory(WorkspaceFactory):

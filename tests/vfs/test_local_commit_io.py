@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 
 import backends.base
-import backends.local
+import backends.local.backend
+import backends.local.containment
+import backends.local.versions
 import vfs
+from backends.base import DeleteItem
 from backends.local import LocalBackend
 
 
@@ -32,7 +35,7 @@ def _count_content_hashes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_each_new_content_is_hashed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: int) -> None:
     # No file is "racy" (recently modified) here, so versions are stat-only; what is left is the
     # commit's own post-image hash, which the backend reuses for the written file's version.
-    monkeypatch.setattr(backends.local, "RACY_WINDOW_NS", 0)
+    monkeypatch.setattr(backends.local.versions, "RACY_WINDOW_NS", 0)
     for i in range(files):
         (tmp_path / f"f{i}.txt").write_bytes(b"old" * 100)
     ws = vfs.open_workspace(str(tmp_path))
@@ -90,10 +93,10 @@ class FailingJournalDelete(LocalBackend):
 
     bad = ""
 
-    def _delete_in(self, directory: object, key: str, if_version: str | None) -> None:
-        if self.bad and self.bad in key and key.endswith(".journal"):
-            raise PermissionError(errno.EACCES, "injected", key)
-        super()._delete_in(directory, key, if_version)  # type: ignore[arg-type]
+    def _delete_in(self, directory: backends.local.containment.Directory, item: DeleteItem) -> None:
+        if self.bad and self.bad in item.key and item.key.endswith(".journal"):
+            raise PermissionError(errno.EACCES, "injected", item.key)
+        super()._delete_in(directory, item)
 
 
 def test_pruning_never_leaves_a_lone_journal(tmp_path: Path) -> None:
@@ -119,7 +122,7 @@ def test_pruning_never_leaves_a_lone_journal(tmp_path: Path) -> None:
 def test_a_batch_over_many_folders_keeps_few_handles_and_flushes_every_rename(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(backends.local, "BATCH_OPEN_DIRECTORIES", 2)
+    monkeypatch.setattr(backends.local.backend, "BATCH_OPEN_DIRECTORIES", 2)
     folders = [f"d{i}" for i in range(5)]
     for d in folders:
         (tmp_path / d).mkdir()
@@ -143,20 +146,20 @@ def test_a_batch_over_many_folders_keeps_few_handles_and_flushes_every_rename(
         events.append(("rename", folder))
 
     handles = {"open": 0, "most": 0}
-    real_check_parent, real_close = LocalBackend._check_parent, backends.local._Dir.close
+    real_check_parent, real_close = LocalBackend._check_parent, backends.local.containment.Directory.close
 
-    def check_parent(self: LocalBackend, key: str) -> backends.local._Dir:
+    def check_parent(self: LocalBackend, key: str) -> backends.local.containment.Directory:
         handles["open"] += 1
         handles["most"] = max(handles["most"], handles["open"])
         return real_check_parent(self, key)
 
-    def close(self: backends.local._Dir) -> None:
+    def close(self: backends.local.containment.Directory) -> None:
         if self.fd is not None:
             handles["open"] -= 1
         real_close(self)
 
     monkeypatch.setattr(LocalBackend, "_check_parent", check_parent)
-    monkeypatch.setattr(backends.local._Dir, "close", close)
+    monkeypatch.setattr(backends.local.containment.Directory, "close", close)
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "replace", replace)
     with ws.transaction() as tx:

@@ -1,0 +1,280 @@
+"""Publishing a file: a temp file next to the target, flushed, given the target's mode, owner,
+group and extended attributes, then linked or renamed into place, never clobbering a write that
+bypassed vfs (the set-aside protocol, see :func:`replace_checked`).
+
+Temp files are named ``.vfs-tmp-<32 hex>`` and set-aside files ``.vfs-aside-<32 hex>`` (128
+random bits each): :func:`is_temp_name` recognises only the former, by the full name, so a user's
+file whose name merely contains ``.vfs-tmp-`` is never taken for one. A temp file never survives
+an exception (``KeyboardInterrupt`` included); a set-aside file is only ever left behind when it
+holds bytes that exist nowhere else, and is then never a temp file.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat as stat_module
+from collections.abc import Callable
+
+from backends.base import HardLinked, PreconditionFailed, Vanished, WriteData
+from backends.local.containment import Directory
+
+_TEMP = re.compile(r"\.vfs-tmp-[0-9a-f]{32}")
+_ASIDE = re.compile(r"\.vfs-aside-[0-9a-f]{32}")
+_READ_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+)
+#: link(2) errors that mean "no hard links on this filesystem" (not "the name exists").
+_NO_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS)
+
+
+def is_temp_name(name: str) -> bool:
+    """Whether ``name`` (a base name) is one of vfs's own temp files: safe to hide and to sweep."""
+    return _TEMP.fullmatch(name) is not None
+
+
+def is_aside_name(name: str) -> bool:
+    """Whether ``name`` is a set-aside file: to hide from listings, never to delete (after a
+    crash or a conflict it may hold the only copy of someone's bytes)."""
+    return _ASIDE.fullmatch(name) is not None
+
+
+def _fresh(prefix: str) -> str:
+    return f"{prefix}{os.urandom(16).hex()}"
+
+
+# -- the file being replaced -------------------------------------------------------------------
+
+
+def open_existing(directory: Directory, name: str) -> tuple[int, os.stat_result] | None:
+    """A read handle on the regular file ``name`` and its ``fstat``; ``None`` when nothing is
+    there or it is not a regular file (a symlink is replaced as an entry, never followed)."""
+    try:
+        st = directory.lstat(name)
+    except FileNotFoundError:
+        return None
+    if stat_module.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "Is a directory", name)
+    if not stat_module.S_ISREG(st.st_mode):
+        return None
+    try:
+        # The mode argument is ignored without O_CREAT; passing the file's own keeps emulated
+        # filesystems that apply it anyway from changing the file by opening it.
+        fd = directory.open(name, _READ_FLAGS, stat_module.S_IMODE(st.st_mode))
+    except (FileNotFoundError, OSError) as exc:
+        if isinstance(exc, FileNotFoundError) or exc.errno == errno.ELOOP:
+            return None  # replaced meanwhile by nothing or a symlink: no file to carry over
+        raise
+    return fd, os.fstat(fd)
+
+
+def read_fd(fd: int) -> bytes:
+    """All bytes of a file open for reading, from its start (moves the handle's offset)."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def may_write(st: os.stat_result, euid: int, groups: set[int]) -> bool:
+    """Whether a plain ``open(O_WRONLY)`` by this user would be allowed by the mode bits (root
+    bypasses them, as it does for a plain write). A rename needs only the folder's permission,
+    so without this check vfs would replace files the user could not write."""
+    if euid == 0:
+        return True
+    if st.st_uid == euid:
+        return bool(st.st_mode & stat_module.S_IWUSR)
+    if st.st_gid in groups:
+        return bool(st.st_mode & stat_module.S_IWGRP)
+    return bool(st.st_mode & stat_module.S_IWOTH)
+
+
+def refuse_unsafe(st: os.stat_result, key: str) -> None:
+    """Refuse what a replace would silently do wrong: split hard links, or write what the caller
+    may not write."""
+    if st.st_nlink > 1:
+        raise HardLinked(errno.EMLINK, f"has {st.st_nlink} names (hard links)", key)
+    if not may_write(st, os.geteuid(), {os.getegid(), *os.getgroups()}):
+        raise PermissionError(errno.EACCES, "Permission denied", key)
+
+
+def owner_to_keep(old: os.stat_result, new: os.stat_result, euid: int, groups: set[int]) -> tuple[int, int] | None:
+    """The ``(uid, gid)`` to give the temp file so the replaced file keeps its owner and group:
+    root sets both; another user only the group, and only to one of its own groups (what chown(2)
+    allows); ``None`` when nothing to change or nothing permitted (-1 keeps a field)."""
+    uid = old.st_uid if euid == 0 and old.st_uid != new.st_uid else -1
+    gid = old.st_gid if old.st_gid != new.st_gid and (euid == 0 or old.st_gid in groups) else -1
+    return None if uid == gid == -1 else (uid, gid)
+
+
+def copy_xattrs(source: int, target: int) -> None:
+    """Extended attributes of ``source`` onto ``target`` (ACLs and SELinux labels included).
+    An attribute the filesystem or the caller cannot set is skipped: the bytes still land."""
+    try:
+        names = os.listxattr(source)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
+            return
+        raise
+    for attr in names:
+        try:
+            os.setxattr(target, attr, os.getxattr(source, attr))
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM, errno.EACCES, errno.ENODATA):
+                raise
+
+
+# -- the temp file ------------------------------------------------------------------------------
+
+
+def stage(
+    directory: Directory, data: WriteData, mode: int, old: tuple[int, os.stat_result] | None, sync: bool
+) -> tuple[str, int]:
+    """A temp file holding ``data`` with ``mode`` (and ``old``'s owner, group and extended
+    attributes), flushed when ``sync``: its name and an open handle. Removed on any exception."""
+    tmp = _fresh(".vfs-tmp-")
+    fd = directory.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        for piece in data if isinstance(data, list) else (data,):
+            view = memoryview(piece)
+            while view:
+                view = view[os.write(fd, view) :]
+        if old is not None:
+            _carry_over(directory, tmp, fd, old)
+        os.fchmod(fd, mode)  # after chown, which clears set-id bits
+        if sync:
+            os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        discard(directory, tmp)
+        raise
+    return tmp, fd
+
+
+def _carry_over(directory: Directory, tmp: str, fd: int, old: tuple[int, os.stat_result]) -> None:
+    old_fd, old_st = old
+    owner = owner_to_keep(old_st, os.fstat(fd), os.geteuid(), {os.getegid(), *os.getgroups()})
+    if owner is not None:
+        directory.chown(tmp, *owner)
+    copy_xattrs(old_fd, fd)
+
+
+def discard(directory: Directory, name: str) -> None:
+    try:
+        directory.unlink(name)
+    except FileNotFoundError:
+        pass
+
+
+# -- putting it in place -------------------------------------------------------------------------
+
+
+def link_no_replace(directory: Directory, src: str, dst: str) -> None:
+    """Give ``src``'s file the name ``dst`` unless ``dst`` exists (``FileExistsError``), then drop
+    ``src``. Where there are no hard links, claim ``dst`` with ``O_EXCL`` and rename over the claim."""
+    try:
+        directory.link(src, dst)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno not in _NO_LINKS:
+            raise
+        os.close(directory.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        directory.replace(src, dst)
+        return
+    directory.unlink(src)
+
+
+def create(directory: Directory, tmp: str, name: str, key: str) -> None:
+    """Publish ``tmp`` as ``name``, which must not exist (``if_absent``)."""
+    try:
+        link_no_replace(directory, tmp, name)
+    except FileExistsError as exc:
+        raise PreconditionFailed(errno.EEXIST, "already exists", key) from exc
+
+
+Check = Callable[[os.stat_result], bool]
+
+
+def replace_checked(directory: Directory, tmp: str, name: str, key: str, held: int, same: Check) -> None:
+    """Replace ``name`` by ``tmp`` only if it still holds the version ``same`` accepts, even
+    against writers that bypass vfs: rename the target aside to a vfs-only name (atomic: from then
+    on no writer that opens ``name`` can reach it), check the set-aside file is the one ``held``
+    open and still that version (else put it back, clobbering nothing, and refuse), then link the
+    temp file in without replacing (a file that appeared at ``name`` meanwhile wins), then drop
+    the set-aside file, unless a writer that already had it open wrote to it since the check."""
+    aside = set_aside(directory, name, key)
+    try:
+        seen = verify_aside(directory, aside, held, same)
+        if seen is None:
+            raise _put_back(directory, aside, name, key)
+        try:
+            link_no_replace(directory, tmp, name)
+        except FileExistsError:
+            _finish(directory, aside, held, seen)  # a newer write arrived: the old version is done
+            raise PreconditionFailed(errno.ESTALE, "changed since it was read", key) from None
+    except PreconditionFailed:
+        raise
+    except BaseException:
+        _put_back(directory, aside, name, key)
+        raise
+    _finish(directory, aside, held, seen)
+
+
+def delete_checked(directory: Directory, name: str, key: str, held: int, same: Check) -> None:
+    """Delete ``name`` only if it still holds the version ``same`` accepts: set it aside, check
+    it, and remove it unless it was written since (then it goes back)."""
+    aside = set_aside(directory, name, key)
+    try:
+        seen = verify_aside(directory, aside, held, same)
+        if seen is None or _changed(held, seen):
+            raise _put_back(directory, aside, name, key)
+    except PreconditionFailed:
+        raise
+    except BaseException:
+        _put_back(directory, aside, name, key)
+        raise
+    directory.unlink(aside)
+
+
+def set_aside(directory: Directory, name: str, key: str) -> str:
+    aside = _fresh(".vfs-aside-")
+    try:
+        directory.replace(name, aside)
+    except FileNotFoundError:
+        raise Vanished(errno.ENOENT, "no longer exists", key) from None
+    return aside
+
+
+def verify_aside(directory: Directory, aside: str, held: int, same: Check) -> os.stat_result | None:
+    """The set-aside file's stat if it is the file ``held`` open and ``same`` accepts it."""
+    st = directory.lstat(aside)
+    held_st = os.fstat(held)
+    if (st.st_dev, st.st_ino) != (held_st.st_dev, held_st.st_ino) or not same(st):
+        return None
+    return os.fstat(held)
+
+
+def _changed(held: int, seen: os.stat_result) -> bool:
+    """Whether the file was written through a handle opened before it was set aside."""
+    now = os.fstat(held)
+    return (now.st_size, now.st_mtime_ns, now.st_ctime_ns) != (seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns)
+
+
+def _finish(directory: Directory, aside: str, held: int, seen: os.stat_result) -> None:
+    if not _changed(held, seen):
+        directory.unlink(aside)
+    # else: a writer holding the old file open wrote to it after the check; it keeps its
+    # set-aside name so those bytes are not lost (documented in the package docstring).
+
+
+def _put_back(directory: Directory, aside: str, name: str, key: str) -> PreconditionFailed:
+    """Return the set-aside file to ``name`` without replacing whatever appeared there; the error
+    to raise (it says where the file is when it could not go back)."""
+    try:
+        link_no_replace(directory, aside, name)
+    except FileExistsError:
+        return PreconditionFailed(errno.ESTALE, f"changed since it was read (its previous bytes kept as {aside})", key)
+    return PreconditionFailed(errno.ESTALE, "changed since it was read", key)
