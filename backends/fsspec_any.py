@@ -48,12 +48,14 @@ from typing import Any, ClassVar
 from backends.base import (
     TEMP_MARKER,
     Capabilities,
+    DeleteItem,
     EscapesRoot,
     FileInfo,
     Kind,
     PreconditionFailed,
-    Vanished,
-    WriteData,
+    TooBig,
+    WriteItem,
+    check_precondition,
     content_digest,
     iter_parents,
     joined,
@@ -96,6 +98,7 @@ def _capabilities(protocol: str, is_local: bool) -> Capabilities:
             real_mtime=True,
             modes=False,
             symlinks=False,
+            lock_can_expire=True,
             notes=(
                 *common,
                 "Local disk through fsspec: temp file + fsync + rename (create: os.link); versions hash "
@@ -134,6 +137,7 @@ def _capabilities(protocol: str, is_local: bool) -> Capabilities:
         real_mtime=False,
         modes=False,
         symlinks=False,
+        lock_can_expire=True,
         notes=(
             *common,
             f"Generic fsspec filesystem {protocol!r}: versions use generation/ETag/md5 when info() "
@@ -269,7 +273,8 @@ class FsspecBackend:
         except FileNotFoundError:
             return None  # deleted between info and read
 
-    def read(self, key: str) -> tuple[bytes, FileInfo]:
+    def read(self, key: str, *, limit: int | None = None) -> tuple[bytes, FileInfo]:
+        """Over ``limit`` by ``info()``'s size: refused before the content is fetched."""
         path = self._path(key)
         for _ in range(5):
             info = self._info(key)
@@ -277,6 +282,9 @@ class FsspecBackend:
                 raise self._missing(key)
             if self._kind(info) == "directory":
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+            size = int(info.get("size") or 0)
+            if limit is not None and size > limit:
+                raise TooBig(key, size, limit)
             data = bytes(self.fs.cat_file(path))
             if self.hash_versions:
                 return data, self._file_info(key, info, data)
@@ -286,38 +294,24 @@ class FsspecBackend:
                 return data, self._file_info(key, after, data)
         raise OSError(errno.EAGAIN, "file kept changing while being read", key)
 
-    def write(
-        self,
-        key: str,
-        data: WriteData,
-        *,
-        mode: int | None = None,
-        if_version: str | None = None,
-        if_absent: bool = False,
-        durable: bool = True,
-        digest: str | None = None,
-        versioned: bool = True,
-    ) -> FileInfo:
-        """``mode`` is ignored (no file modes through fsspec); ``durable`` only matters locally."""
-        if if_absent and if_version is not None:
+    def write(self, item: WriteItem) -> FileInfo:
+        """``item.mode`` is ignored (no file modes through fsspec); ``durable`` only matters
+        locally. The condition is checked here (no CAS in the store): see the module docstring."""
+        key, if_absent = item.key, item.if_absent
+        if if_absent and item.if_version is not None:
             raise ValueError("if_absent and if_version are mutually exclusive")
         if key == "":
             raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
-        data = bytes(joined(data))
+        data = bytes(joined(item.data))
         path = self._path(key)
         with _process_lock(self.protocol, path):
             self._require_parent(key)
             current = self.stat(key)
             if current is not None and current.kind == "directory":
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
-            if if_absent and current is not None:
-                raise PreconditionFailed(errno.EEXIST, "already exists", key)
-            if if_version is not None and current is None:
-                raise Vanished(errno.ENOENT, "no longer exists", key)
-            if if_version is not None and current is not None and current.version != if_version:
-                raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
+            check_precondition(item, current, lambda: False)
             if self.is_local:
-                self._write_local(key, path, data, if_absent, durable)
+                self._write_local(key, path, data, if_absent, item.durable)
             elif if_absent:
                 try:
                     self.fs.pipe_file(path, data, mode="create")
@@ -325,8 +319,8 @@ class FsspecBackend:
                     raise PreconditionFailed(errno.EEXIST, "already exists", key) from None
             else:
                 self.fs.pipe_file(path, data)
-            if self.hash_versions or not versioned:
-                version = self._hash_token(data, digest) if versioned else None
+            if self.hash_versions or not item.versioned:
+                version = self._hash_token(data, item.digest) if item.versioned else None
                 return FileInfo(key, "file", len(data), None, version)
             info = self._info(key)
             if info is None:
@@ -364,18 +358,16 @@ class FsspecBackend:
         finally:
             os.close(dfd)
 
-    def delete(self, key: str, *, if_version: str | None = None, durable: bool = True) -> None:
+    def delete(self, item: DeleteItem) -> None:
+        key = item.key
         path = self._path(key)
         with _process_lock(self.protocol, path):
             current = self.stat(key)
-            if current is None and if_version is not None:
-                raise Vanished(errno.ENOENT, "no longer exists", key)
+            if current is not None and current.kind == "directory":
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+            check_precondition(item, current, lambda: False)
             if current is None:
                 raise self._missing(key)
-            if current.kind == "directory":
-                raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
-            if if_version is not None and current is not None and current.version != if_version:
-                raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
             self.fs.rm_file(path)
 
     def list(self, key: str) -> list[FileInfo]:

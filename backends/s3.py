@@ -79,8 +79,8 @@ from backends.base import (
     DeleteItem,
     FileInfo,
     PreconditionFailed,
+    TooBig,
     Vanished,
-    WriteData,
     WriteItem,
     iter_parents,
     joined,
@@ -221,6 +221,7 @@ class S3Backend:
         real_mtime=False,
         modes=False,
         symlinks=False,
+        lock_can_expire=True,
         notes=(
             "Versions are S3 ETags (plus VersionId on versioned buckets); writes and deletes are "
             "conditional in the store (If-Match / If-None-Match), multipart uploads included.",
@@ -393,9 +394,10 @@ class S3Backend:
             return head
         return FileInfo(key, "directory") if is_dir else None
 
-    async def _read(self, key: str, *, explain_misses: bool = True) -> tuple[bytes, FileInfo]:
+    async def _read(self, key: str, *, limit: int | None = None, explain_misses: bool = True) -> tuple[bytes, FileInfo]:
         """``explain_misses=False`` (batches): a miss is a plain ``FileNotFoundError``, for the
-        caller to tell apart from a directory (see :meth:`_read_many`)."""
+        caller to tell apart from a directory (see :meth:`_read_many`). Over ``limit``: the
+        response head's ContentLength refuses it before any body byte is read."""
         if key == "":
             raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
         try:
@@ -406,6 +408,11 @@ class S3Backend:
                     raise FileNotFoundError(errno.ENOENT, "No such file or directory", key) from None
                 raise await self._missing(key, want="file") from None
             raise _translate(exc, key) from exc
+        size = int(out.get("ContentLength", 0))
+        if limit is not None and size > limit:
+            with contextlib.suppress(Exception):
+                await out["Body"].aclose()  # drop the unread body rather than drain it
+            raise TooBig(key, size, limit)
         try:
             async with out["Body"] as body:
                 data = await body.read()
@@ -428,13 +435,14 @@ class S3Backend:
             return PreconditionFailed(errno.EEXIST, "already exists", key)
         return PreconditionFailed(errno.ESTALE, "changed since it was read", key)
 
-    async def _write(
-        self, key: str, data: bytes, *, if_version: str | None = None, if_absent: bool = False
-    ) -> FileInfo:
+    async def _write(self, item: WriteItem) -> FileInfo:
+        """``item.mode`` is ignored (S3 stores no permission bits); every acknowledged PUT is
+        durable, so ``durable`` changes nothing either."""
+        key, if_version, if_absent = item.key, item.if_version, item.if_absent
         if key == "":
             raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
         cond = self._condition(if_version, if_absent)
-        data = bytes(data)
+        data = bytes(joined(item.data))
         try:
             if len(data) >= self.multipart_threshold:
                 out = await self._multipart(key, data, cond)
@@ -497,7 +505,8 @@ class S3Backend:
                 await self._call("abort_multipart_upload", key, Key=obj, UploadId=upload_id)
             raise
 
-    async def _delete(self, key: str, *, if_version: str | None = None) -> None:
+    async def _delete(self, item: DeleteItem) -> None:
+        key, if_version = item.key, item.if_version
         if key == "":
             raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
         if if_version is None:
@@ -670,26 +679,14 @@ class S3Backend:
     def stat(self, key: str) -> FileInfo | None:
         return self._run(lambda: self._stat(key))
 
-    def read(self, key: str) -> tuple[bytes, FileInfo]:
-        return self._run(lambda: self._read(key))
+    def read(self, key: str, *, limit: int | None = None) -> tuple[bytes, FileInfo]:
+        return self._run(lambda: self._read(key, limit=limit))
 
-    def write(
-        self,
-        key: str,
-        data: WriteData,
-        *,
-        mode: int | None = None,
-        if_version: str | None = None,
-        if_absent: bool = False,
-        durable: bool = True,
-        digest: str | None = None,
-        versioned: bool = True,
-    ) -> FileInfo:
-        """``mode`` is ignored (S3 stores no permission bits); every acknowledged PUT is durable."""
-        return self._run(lambda: self._write(key, joined(data), if_version=if_version, if_absent=if_absent))
+    def write(self, item: WriteItem) -> FileInfo:
+        return self._run(lambda: self._write(item))
 
-    def delete(self, key: str, *, if_version: str | None = None, durable: bool = True) -> None:
-        self._run(lambda: self._delete(key, if_version=if_version))
+    def delete(self, item: DeleteItem) -> None:
+        self._run(lambda: self._delete(item))
 
     def list(self, key: str) -> list[FileInfo]:
         return self._run(lambda: self._list(key))
@@ -732,14 +729,10 @@ class S3Backend:
         return self._run(lambda: self._read_many(keys))
 
     def write_many(self, items: Sequence[WriteItem]) -> builtins.list[FileInfo | BaseException]:
-        return self._run(
-            lambda: self._gather(
-                [self._write(i.key, joined(i.data), if_version=i.if_version, if_absent=i.if_absent) for i in items]
-            )
-        )
+        return self._run(lambda: self._gather([self._write(i) for i in items]))
 
     def delete_many(self, items: Sequence[DeleteItem]) -> builtins.list[BaseException | None]:
-        return self._run(lambda: self._gather([self._delete(i.key, if_version=i.if_version) for i in items]))
+        return self._run(lambda: self._gather([self._delete(i) for i in items]))
 
     def matches_many(self, items: Sequence[tuple[str, str | None]]) -> builtins.list[bool | BaseException]:
         return self._run(lambda: self._gather([self._matches(k, v) for k, v in items]))
@@ -761,7 +754,7 @@ class S3Backend:
 
     def _lease_put(self, key: str, body: dict[str, Any], *, if_etag: str | None) -> str:
         data = json.dumps(body, sort_keys=True).encode()
-        info = self.write(key, data, if_absent=if_etag is None, if_version=if_etag)
+        info = self.write(WriteItem(key, data, if_absent=if_etag is None, if_version=if_etag))
         return _etag_of(info.version or "")
 
 
@@ -901,7 +894,7 @@ class S3Lease:
         if etag is None or self.lost:
             return
         try:
-            self.backend.delete(self.key, if_version=etag)
+            self.backend.delete(DeleteItem(self.key, if_version=etag))
         except (PreconditionFailed, FileNotFoundError):
             self.lost = True  # expired and taken over (or removed) while we held it
 
