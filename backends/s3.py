@@ -35,14 +35,12 @@ Directories
     is reported as the file.
 
 Commit lock
-    :meth:`S3Backend.lock` returns an :class:`S3Lease`: a lease object created with
-    ``If-None-Match: *`` holding owner id, host, pid and expiry; a background thread renews it
-    with ``If-Match`` every ``ttl/3`` and the release is a ``DeleteObject`` with ``If-Match``. A
-    lease is taken over (``PutObject`` with ``If-Match`` on the expired lease's ETag, so only one
-    waiter wins) once it is expired by the holder's own clock plus ``clock_skew``, or once this
-    waiter has seen the same lease ETag unchanged for longer than its ``ttl`` (no clock trust
-    needed). A holder that loses its lease (stalled past ``ttl``) raises :class:`LeaseLost` when
-    the lock is released.
+    :meth:`S3Backend.lock` returns a :class:`backends.lease.CasLease` (``S3Lease``): created with
+    ``If-None-Match: *``, renewed and taken over with ``PutObject`` + ``If-Match`` on the lease's
+    ETag (so only one waiter wins a takeover), released with ``DeleteObject`` + ``If-Match``.
+    This backend provides its store (``lease_get``/``lease_put``/``lease_delete``); expiry,
+    renewal and takeover rules are in :mod:`backends.lease`. A holder that loses its lease
+    (stalled past ``ttl``) raises :class:`LeaseLost` when the lock is released.
 
 Batch extension (optional, see :class:`BatchBackend`)
     ``stat_many``, ``read_many``, ``write_many``, ``delete_many`` and ``matches_many`` run their
@@ -64,14 +62,8 @@ import builtins
 import contextlib
 import errno
 import hashlib
-import json
-import os
-import socket
 import threading
-import time
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from types import TracebackType
 from typing import Any, ClassVar, TypeVar
 
 from backends.base import (
@@ -86,6 +78,7 @@ from backends.base import (
     joined,
     parent_of,
 )
+from backends.lease import CasLease, HeldLocks, LeaseLost
 
 T = TypeVar("T")
 
@@ -94,10 +87,6 @@ MiB = 2**20
 
 
 # -- helpers ----------------------------------------------------------------------------------
-
-
-class LeaseLost(TimeoutError):
-    """The commit lease expired while held (the holder stalled) and another client took it."""
 
 
 def _token(etag: str, version_id: str | None) -> str:
@@ -267,8 +256,7 @@ class S3Backend:
         self._list_page_size: int | None = None  # MaxKeys per listing page (None: server default)
         self._versioned: bool | None = None  # None: not asked yet / not allowed to ask
         self._versioning_checked = False
-        self._leases: set[S3Lease] = set()
-        self._leases_guard = threading.Lock()
+        self._held = HeldLocks()
 
     @classmethod
     def from_url(cls, url: str, storage_options: dict[str, Any]) -> S3Backend:
@@ -703,14 +691,11 @@ class S3Backend:
     def resolve(self, key: str) -> str:
         return key  # no symlinks in S3
 
-    def lock(self, key: str, *, timeout: float) -> S3Lease:
-        return S3Lease(self, key, timeout=timeout, ttl=self.lease_ttl, clock_skew=self.clock_skew)
+    def lock(self, key: str, *, timeout: float) -> CasLease:
+        return CasLease(self, key, timeout=timeout, ttl=self.lease_ttl, clock_skew=self.clock_skew, held=self._held)
 
     def close(self) -> None:
-        with self._leases_guard:
-            leases = list(self._leases)
-        for lease in leases:
-            lease.release()
+        self._held.release_all()
         if self._owns_fs and self._private_fs:
             # a private S3FileSystem (skip_instance_cache=True): close its client now. A cached,
             # shared instance stays open for the other users; s3fs closes it at exit.
@@ -737,182 +722,24 @@ class S3Backend:
     def matches_many(self, items: Sequence[tuple[str, str | None]]) -> builtins.list[bool | BaseException]:
         return self._run(lambda: self._gather([self._matches(k, v) for k, v in items]))
 
-    # -- lease plumbing (used by S3Lease) ---------------------------------------------------
+    # -- the lease store (backends.lease.CasStore) ------------------------------------------
 
-    def _lease_get(self, key: str) -> tuple[dict[str, Any] | None, str] | None:
-        """(parsed body or None if unparsable, ETag) of the lease object; None if absent."""
+    def lease_get(self, key: str) -> tuple[bytes, str] | None:
         try:
             data, info = self.read(key)
         except FileNotFoundError:
             return None
-        try:
-            body = json.loads(data)
-            parsed = body if isinstance(body, dict) else None
-        except ValueError:
-            parsed = None
-        return parsed, _etag_of(info.version or "")
+        return data, _etag_of(info.version or "")
 
-    def _lease_put(self, key: str, body: dict[str, Any], *, if_etag: str | None) -> str:
-        data = json.dumps(body, sort_keys=True).encode()
-        info = self.write(WriteItem(key, data, if_absent=if_etag is None, if_version=if_etag))
+    def lease_put(self, key: str, body: bytes, *, if_etag: str | None) -> str:
+        info = self.write(WriteItem(key, body, if_absent=if_etag is None, if_version=if_etag))
         return _etag_of(info.version or "")
 
+    def lease_delete(self, key: str, *, if_etag: str) -> None:
+        self.delete(DeleteItem(key, if_version=if_etag))
 
-class S3Lease:
-    """A commit lock on S3: a lease object with an owner and an expiry (see the module docstring).
 
-    Usable once as a context manager (``with backend.lock(key, timeout=10): ...``) or through
-    :meth:`acquire` / :meth:`release`.
-    """
+#: The S3 commit lock is the compare-and-swap lease of :mod:`backends.lease`.
+S3Lease = CasLease
 
-    def __init__(self, backend: S3Backend, key: str, *, timeout: float, ttl: float, clock_skew: float) -> None:
-        if ttl <= 0:
-            raise ValueError("lease ttl must be positive")
-        self.backend = backend
-        self.key = key
-        self.timeout = timeout
-        self.ttl = ttl
-        self.clock_skew = clock_skew
-        self.owner = uuid.uuid4().hex
-        self.etag: str | None = None
-        self.lost = False
-        self.renewals = 0
-        self.took_over = False
-        self._seq = 0
-        self._guard = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._deadline_mono = 0.0  # our own view of when the lease we hold expires
-
-    # -- body ---------------------------------------------------------------------------------
-
-    def _body(self) -> dict[str, Any]:
-        now = time.time()
-        self._seq += 1
-        return {
-            "owner": self.owner,
-            "host": socket.gethostname(),
-            "pid": os.getpid(),
-            "seq": self._seq,
-            "ttl": self.ttl,
-            "renewed_at": now,
-            "expires_at": now + self.ttl,
-        }
-
-    # -- acquire / renew / release ------------------------------------------------------------
-
-    def acquire(self) -> S3Lease:
-        deadline = time.monotonic() + self.timeout
-        first_seen: dict[str, float] = {}  # lease ETag -> when this waiter first saw it
-        delay = min(0.05, self.ttl / 10)
-        while True:
-            started = time.monotonic()
-            try:
-                self.etag = self.backend._lease_put(self.key, self._body(), if_etag=None)
-                break
-            except PreconditionFailed:
-                pass
-            current = self.backend._lease_get(self.key)
-            if current is not None:
-                body, etag = current
-                now_mono = time.monotonic()
-                seen_since = first_seen.setdefault(etag, now_mono)
-                if self._expired(body, now_mono - seen_since):
-                    try:
-                        started = time.monotonic()
-                        self.etag = self.backend._lease_put(self.key, self._body(), if_etag=etag)
-                        self.took_over = True
-                        break
-                    except (PreconditionFailed, FileNotFoundError):
-                        pass  # another waiter won the takeover, or the holder released it
-            elif time.monotonic() < deadline:
-                continue  # released between our create and our read: try to create again
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                owner = (current[0] or {}).get("owner", "?") if current else "?"
-                raise TimeoutError(
-                    errno.ETIMEDOUT,
-                    f"commit lock held by another client (owner {owner}) for more than {self.timeout} s",
-                    self.key,
-                )
-            time.sleep(min(delay, remaining))
-            delay = min(delay * 2, 1.0, max(self.ttl / 4, 0.05))
-        self._deadline_mono = started + self.ttl
-        with self.backend._leases_guard:
-            self.backend._leases.add(self)
-        self._thread = threading.Thread(target=self._renew_loop, name=f"vfs-s3-lease-{self.key}", daemon=True)
-        self._thread.start()
-        return self
-
-    def _expired(self, body: dict[str, Any] | None, unchanged_for: float) -> bool:
-        if unchanged_for > self.ttl:
-            return True  # not renewed within a full lease time, by our own clock
-        if body is None:
-            return False  # unparsable: only the observed staleness counts
-        try:
-            expires_at = float(body["expires_at"])
-        except (KeyError, TypeError, ValueError):
-            return False
-        return time.time() > expires_at + self.clock_skew
-
-    def _renew_loop(self) -> None:
-        interval = self.ttl / 3
-        while not self._stop.wait(interval):
-            self.renew()
-            if self.lost:
-                return
-
-    def renew(self) -> bool:
-        """Extend the lease now; False (and ``lost``) if it was taken over meanwhile."""
-        with self._guard:
-            if self.etag is None or self.lost:
-                return False
-            started = time.monotonic()
-            try:
-                self.etag = self.backend._lease_put(self.key, self._body(), if_etag=self.etag)
-                self._deadline_mono = started + self.ttl
-                self.renewals += 1
-                return True
-            except (PreconditionFailed, FileNotFoundError):
-                self.lost = True
-                return False
-            except OSError:
-                # transient: try again at the next tick, unless our lease has run out already
-                if time.monotonic() > self._deadline_mono:
-                    self.lost = True
-                return False
-
-    def release(self) -> None:
-        self._stop.set()
-        thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
-        with self._guard:
-            etag, self.etag = self.etag, None
-        with self.backend._leases_guard:
-            self.backend._leases.discard(self)
-        if etag is None or self.lost:
-            return
-        try:
-            self.backend.delete(DeleteItem(self.key, if_version=etag))
-        except (PreconditionFailed, FileNotFoundError):
-            self.lost = True  # expired and taken over (or removed) while we held it
-
-    @property
-    def held(self) -> bool:
-        return self.etag is not None and not self.lost
-
-    def __enter__(self) -> None:
-        self.acquire()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.release()
-        if self.lost and exc_type is None:
-            raise LeaseLost(
-                errno.ETIMEDOUT,
-                "the commit lease expired while held (stalled longer than the lease time) and another "
-                "client may have committed concurrently",
-                self.key,
-            )
+__all__ = ["LeaseLost", "S3Backend", "S3Lease"]
