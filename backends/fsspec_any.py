@@ -22,57 +22,44 @@ Conditional writes: no compare-and-swap
     ``pipe_file(mode="create")`` is used, which is only as exclusive as that implementation.
 
 Commit lock
-    A lock object created exclusively (``open(path, "xb")`` / ``pipe_file(mode="create")``) holding
-    owner and expiry, rewritten every ``ttl/3`` by a background thread and removed on release; an
-    expired lock (expiry passed, or content unchanged for a whole ``ttl`` as seen by the waiter)
-    is deleted and then re-created exclusively. Without CAS a slow waiter may delete a lock that
-    another waiter re-created an instant earlier: declared in the notes. For ``memory://`` (one
-    process by construction) the lock is an in-process lock only. Every lock also takes an
-    in-process ``threading.Lock`` first, so threads of one process always exclude each other.
+    A :class:`backends.lease.LockFile`: the best-effort lock file (its limits are
+    :data:`backends.lease.LOCK_FILE_NOTE`, repeated in the notes). This backend provides its store
+    (``lock_create``: ``open(path, "xb")`` on local disk, ``pipe_file(mode="create")`` elsewhere;
+    ``lock_read``/``lock_replace``/``lock_remove``). For ``memory://`` (one process by
+    construction) the lock is the in-process lock only, which every lock takes first.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import secrets
-import socket
-import threading
-import time
-import uuid
-from types import TracebackType
 from typing import Any, ClassVar
 
 from backends.base import (
     TEMP_MARKER,
     Capabilities,
+    DeleteItem,
     EscapesRoot,
     FileInfo,
     Kind,
     PreconditionFailed,
-    Vanished,
-    WriteData,
+    TooBig,
+    WriteItem,
+    check_precondition,
     content_digest,
     iter_parents,
     joined,
     parent_of,
 )
+from backends.lease import LOCK_FILE_NOTE, HeldLocks, LockFile, process_lock
 
 #: ``info()`` fields that identify one stored revision of an object, in token order.
 STRONG_FIELDS = ("generation", "etag", "ETag", "e_tag", "VersionId", "version_id", "md5Hash", "crc32c")
 
 #: Protocols whose objects are replaced atomically by a single upload (readers never see a mix).
 OBJECT_STORES = frozenset({"gs", "gcs", "az", "abfs", "abfss", "adl", "oss", "r2", "wasb", "wasbs", "hf"})
-
-_PROCESS_LOCKS: dict[tuple[str, str], threading.Lock] = {}
-_PROCESS_LOCKS_GUARD = threading.Lock()
-
-
-def _process_lock(protocol: str, path: str) -> threading.Lock:
-    with _PROCESS_LOCKS_GUARD:
-        return _PROCESS_LOCKS.setdefault((protocol, path), threading.Lock())
 
 
 def _protocol(fs: Any) -> str:
@@ -96,13 +83,13 @@ def _capabilities(protocol: str, is_local: bool) -> Capabilities:
             real_mtime=True,
             modes=False,
             symlinks=False,
+            lock_can_expire=True,
             notes=(
                 *common,
                 "Local disk through fsspec: temp file + fsync + rename (create: os.link); versions hash "
                 "the content; file modes are not managed; resolve() refuses keys whose real path "
                 "leaves the root, other symlinks are followed. Prefer the 'local' backend.",
-                "Commit lock: an exclusively created lock file with an expiry (stale locks are taken "
-                "over after the expiry; the takeover itself is not atomic).",
+                LOCK_FILE_NOTE,
             ),
         )
     if protocol == "memory":
@@ -134,13 +121,15 @@ def _capabilities(protocol: str, is_local: bool) -> Capabilities:
         real_mtime=False,
         modes=False,
         symlinks=False,
+        lock_can_expire=True,
         notes=(
             *common,
             f"Generic fsspec filesystem {protocol!r}: versions use generation/ETag/md5 when info() "
             "has them, else a content hash; creates use pipe_file(mode='create'), exclusive only if "
             "the implementation makes it so.",
-            "Commit lock: a lock object created with mode 'create' and an expiry; best effort across "
-            "processes (the create and the takeover of an expired lock are not atomic everywhere).",
+            LOCK_FILE_NOTE,
+            "The lock object is created with pipe_file(mode='create'): exclusive only if the "
+            "implementation makes it so.",
             *(["Directories are key prefixes: an empty directory may not persist."] if object_store else []),
         ),
     )
@@ -164,7 +153,7 @@ class FsspecBackend:
         self.is_local = isinstance(fs, LocalFileSystem)
         self.hash_versions = self.is_local or self.protocol == "memory"
         self.capabilities = _capabilities(self.protocol, self.is_local)
-        self._locks: set[_LockFile] = set()
+        self._held = HeldLocks()
 
     @classmethod
     def from_url(cls, url: str, storage_options: dict[str, Any]) -> FsspecBackend:
@@ -269,7 +258,8 @@ class FsspecBackend:
         except FileNotFoundError:
             return None  # deleted between info and read
 
-    def read(self, key: str) -> tuple[bytes, FileInfo]:
+    def read(self, key: str, *, limit: int | None = None) -> tuple[bytes, FileInfo]:
+        """Over ``limit`` by ``info()``'s size: refused before the content is fetched."""
         path = self._path(key)
         for _ in range(5):
             info = self._info(key)
@@ -277,6 +267,9 @@ class FsspecBackend:
                 raise self._missing(key)
             if self._kind(info) == "directory":
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+            size = int(info.get("size") or 0)
+            if limit is not None and size > limit:
+                raise TooBig(key, size, limit)
             data = bytes(self.fs.cat_file(path))
             if self.hash_versions:
                 return data, self._file_info(key, info, data)
@@ -286,38 +279,24 @@ class FsspecBackend:
                 return data, self._file_info(key, after, data)
         raise OSError(errno.EAGAIN, "file kept changing while being read", key)
 
-    def write(
-        self,
-        key: str,
-        data: WriteData,
-        *,
-        mode: int | None = None,
-        if_version: str | None = None,
-        if_absent: bool = False,
-        durable: bool = True,
-        digest: str | None = None,
-        versioned: bool = True,
-    ) -> FileInfo:
-        """``mode`` is ignored (no file modes through fsspec); ``durable`` only matters locally."""
-        if if_absent and if_version is not None:
+    def write(self, item: WriteItem) -> FileInfo:
+        """``item.mode`` is ignored (no file modes through fsspec); ``durable`` only matters
+        locally. The condition is checked here (no CAS in the store): see the module docstring."""
+        key, if_absent = item.key, item.if_absent
+        if if_absent and item.if_version is not None:
             raise ValueError("if_absent and if_version are mutually exclusive")
         if key == "":
             raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
-        data = bytes(joined(data))
+        data = bytes(joined(item.data))
         path = self._path(key)
-        with _process_lock(self.protocol, path):
+        with process_lock("fsspec-write", self.protocol, path):
             self._require_parent(key)
             current = self.stat(key)
             if current is not None and current.kind == "directory":
                 raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
-            if if_absent and current is not None:
-                raise PreconditionFailed(errno.EEXIST, "already exists", key)
-            if if_version is not None and current is None:
-                raise Vanished(errno.ENOENT, "no longer exists", key)
-            if if_version is not None and current is not None and current.version != if_version:
-                raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
+            check_precondition(item, current, lambda: False)
             if self.is_local:
-                self._write_local(key, path, data, if_absent, durable)
+                self._write_local(key, path, data, if_absent, item.durable)
             elif if_absent:
                 try:
                     self.fs.pipe_file(path, data, mode="create")
@@ -325,8 +304,8 @@ class FsspecBackend:
                     raise PreconditionFailed(errno.EEXIST, "already exists", key) from None
             else:
                 self.fs.pipe_file(path, data)
-            if self.hash_versions or not versioned:
-                version = self._hash_token(data, digest) if versioned else None
+            if self.hash_versions or not item.versioned:
+                version = self._hash_token(data, item.digest) if item.versioned else None
                 return FileInfo(key, "file", len(data), None, version)
             info = self._info(key)
             if info is None:
@@ -364,18 +343,16 @@ class FsspecBackend:
         finally:
             os.close(dfd)
 
-    def delete(self, key: str, *, if_version: str | None = None, durable: bool = True) -> None:
+    def delete(self, item: DeleteItem) -> None:
+        key = item.key
         path = self._path(key)
-        with _process_lock(self.protocol, path):
+        with process_lock("fsspec-write", self.protocol, path):
             current = self.stat(key)
-            if current is None and if_version is not None:
-                raise Vanished(errno.ENOENT, "no longer exists", key)
+            if current is not None and current.kind == "directory":
+                raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+            check_precondition(item, current, lambda: False)
             if current is None:
                 raise self._missing(key)
-            if current.kind == "directory":
-                raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
-            if if_version is not None and current is not None and current.version != if_version:
-                raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
             self.fs.rm_file(path)
 
     def list(self, key: str) -> list[FileInfo]:
@@ -451,156 +428,41 @@ class FsspecBackend:
             raise EscapesRoot(errno.EACCES, f"{key} resolves outside the workspace root", key)
         return os.path.relpath(real, root).replace(os.sep, "/") if real != root else ""
 
-    def lock(self, key: str, *, timeout: float) -> _LockFile:
-        return _LockFile(self, key, timeout=timeout, ttl=self.lock_ttl)
+    def lock(self, key: str, *, timeout: float) -> LockFile:
+        # fsspec's memory store lives in this process: the in-process lock is the whole lock
+        store = self if self.protocol != "memory" else None
+        thread_lock = process_lock("fsspec-lock", self.protocol, self._path(key))
+        return LockFile(store, key, timeout=timeout, ttl=self.lock_ttl, thread_lock=thread_lock, held=self._held)
 
     def close(self) -> None:
-        for held in list(self._locks):
-            held.release()
+        self._held.release_all()
 
+    # -- the lock file's store (backends.lease.PlainStore) ----------------------------------
 
-class _LockFile:
-    """The commit lock of :class:`FsspecBackend` (see the module docstring)."""
-
-    def __init__(self, backend: FsspecBackend, key: str, *, timeout: float, ttl: float) -> None:
-        self.backend = backend
-        self.key = key
-        self.timeout = timeout
-        self.ttl = ttl
-        self.path = backend._path(key)
-        self.owner = uuid.uuid4().hex
-        self.took_over = False
-        self.lost = False
-        self._thread_lock = _process_lock(f"lock:{backend.protocol}", self.path)
-        self._local_held = False
-        self._file_held = False
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._last_body = b""
-
-    @property
-    def cross_process(self) -> bool:
-        return self.backend.protocol != "memory"
-
-    def _body(self) -> bytes:
-        now = time.time()
-        body = {
-            "owner": self.owner,
-            "host": socket.gethostname(),
-            "pid": os.getpid(),
-            "renewed_at": now,
-            "expires_at": now + self.ttl,
-        }
-        return json.dumps(body, sort_keys=True).encode()
-
-    def _create(self) -> bool:
-        fs = self.backend.fs
-        body = self._body()
+    def lock_create(self, key: str, body: bytes) -> bool:
+        self._require_parent(key)
+        path = self._path(key)
         try:
-            if self.backend.is_local:
-                with open(self.path, "xb") as f:
+            if self.is_local:
+                with open(path, "xb") as f:
                     f.write(body)
                     f.flush()
                     os.fsync(f.fileno())
             else:
-                fs.pipe_file(self.path, body, mode="create")
+                self.fs.pipe_file(path, body, mode="create")
         except FileExistsError:
             return False
-        self._last_body = body
         return True
 
-    def _read(self) -> bytes | None:
+    def lock_read(self, key: str) -> bytes | None:
         try:
-            return bytes(self.backend.fs.cat_file(self.path))
+            return bytes(self.fs.cat_file(self._path(key)))
         except FileNotFoundError:
             return None
 
-    def acquire(self) -> _LockFile:
-        deadline = time.monotonic() + self.timeout
-        if not self._thread_lock.acquire(timeout=max(self.timeout, 0)):
-            raise TimeoutError(errno.ETIMEDOUT, f"commit lock busy for more than {self.timeout} s", self.key)
-        self._local_held = True
-        if not self.cross_process:
-            return self
-        try:
-            self.backend._require_parent(self.key)
-            first_seen: dict[bytes, float] = {}
-            delay = 0.02
-            while not self._create():
-                content = self._read()
-                if content is not None:
-                    now_mono = time.monotonic()
-                    since = first_seen.setdefault(content, now_mono)
-                    if self._expired(content, now_mono - since):
-                        # not atomic: re-read right before removing to narrow the window
-                        if self._read() == content:
-                            with contextlib.suppress(FileNotFoundError):
-                                self.backend.fs.rm_file(self.path)
-                            self.took_over = True
-                        continue
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError(
-                        errno.ETIMEDOUT, f"commit lock held by another client for more than {self.timeout} s", self.key
-                    )
-                time.sleep(min(delay, remaining))
-                delay = min(delay * 2, 0.5)
-        except BaseException:
-            self._thread_lock.release()
-            self._local_held = False
-            raise
-        self._file_held = True
-        self.backend._locks.add(self)
-        self._thread = threading.Thread(target=self._renew_loop, name=f"vfs-fsspec-lock-{self.key}", daemon=True)
-        self._thread.start()
-        return self
+    def lock_replace(self, key: str, body: bytes) -> None:
+        self.fs.pipe_file(self._path(key), body)
 
-    def _expired(self, content: bytes, unchanged_for: float) -> bool:
-        if unchanged_for > self.ttl:
-            return True
-        try:
-            return time.time() > float(json.loads(content)["expires_at"])
-        except (ValueError, KeyError, TypeError):
-            return False
-
-    def _renew_loop(self) -> None:
-        while not self._stop.wait(self.ttl / 3):
-            current = self._read()
-            if current != self._last_body:
-                self.lost = True
-                return
-            body = self._body()
-            try:
-                self.backend.fs.pipe_file(self.path, body)
-                self._last_body = body
-            except OSError:
-                continue
-
-    def release(self) -> None:
-        self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join()
-            self._thread = None
-        if self._file_held:
-            self._file_held = False
-            self.backend._locks.discard(self)
-            if self._read() == self._last_body:
-                with contextlib.suppress(FileNotFoundError):
-                    self.backend.fs.rm_file(self.path)
-            else:
-                self.lost = True
-        if self._local_held:
-            self._local_held = False
-            self._thread_lock.release()
-
-    def __enter__(self) -> None:
-        self.acquire()
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.release()
-        if self.lost and exc_type is None:
-            raise TimeoutError(
-                errno.ETIMEDOUT, "the commit lock expired while held and was taken by another client", self.key
-            )
+    def lock_remove(self, key: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.rm_file(self._path(key))

@@ -9,12 +9,14 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, ClassVar
 
 import fsspec
+import fsspec.implementations.memory
 import pytest
 
 import backends
-from backends.base import Backend, EscapesRoot, PreconditionFailed
+from backends.base import Backend, DeleteItem, EscapesRoot, PreconditionFailed, TooBig, WriteItem
 from backends.fsspec_any import FsspecBackend
 
 _counter = itertools.count()
@@ -48,11 +50,11 @@ def test_registry_maps_unknown_schemes_here(tmp_path: Path) -> None:
         assert isinstance(other, FsspecBackend) and isinstance(other, Backend)
         assert other.lock_ttl == 9.0 and not other.hash_versions
         assert not other.capabilities.exclusive_create and not other.capabilities.cross_process_lock
-        info = other.write("f", b"via dir://", if_absent=True)
+        info = other.write(WriteItem("f", b"via dir://", if_absent=True))
         assert (tmp_path / "f").read_bytes() == b"via dir://"
         assert other.read("f")[1].version == info.version
         with pytest.raises(PreconditionFailed):
-            other.write("f", b"again", if_absent=True)
+            other.write(WriteItem("f", b"again", if_absent=True))
         (tmp_path / "f").write_bytes(b"outside")
         assert not other.matches("f", info.version)
         other.mkdir(".vfs")
@@ -64,11 +66,11 @@ def test_registry_maps_unknown_schemes_here(tmp_path: Path) -> None:
 
 
 def test_roundtrip_and_versions(be: FsspecBackend) -> None:
-    info = be.write("a.txt", b"one")
+    info = be.write(WriteItem("a.txt", b"one"))
     data, rinfo = be.read("a.txt")
     assert data == b"one" and rinfo.version == info.version
     assert be.stat("a.txt").version == info.version  # type: ignore[union-attr]
-    v2 = be.write("a.txt", b"two").version
+    v2 = be.write(WriteItem("a.txt", b"two")).version
     assert v2 != info.version
     assert be.matches("a.txt", v2) and not be.matches("a.txt", info.version)
     assert be.matches("missing", None) and not be.matches("a.txt", None)
@@ -78,7 +80,7 @@ def test_memory_in_place_mutation_changes_the_version() -> None:
     fs = fsspec.filesystem("memory")
     root = f"/fsspec-mut-{next(_counter)}"
     be = FsspecBackend(fs, root)
-    v1 = be.write("f", b"original").version
+    v1 = be.write(WriteItem("f", b"original")).version
     ukey, checksum = fs.ukey(f"{root}/f"), fs.checksum(f"{root}/f")
     with fs.open(f"{root}/f", "r+b") as f:  # in place, same size: fsspec keeps ukey/checksum
         f.write(b"ORIGINAL")
@@ -86,51 +88,51 @@ def test_memory_in_place_mutation_changes_the_version() -> None:
     assert be.read("f")[0] == b"ORIGINAL"
     assert not be.matches("f", v1)
     with pytest.raises(PreconditionFailed):
-        be.write("f", b"mine", if_version=v1)
+        be.write(WriteItem("f", b"mine", if_version=v1))
     fs.rm(root, recursive=True)
 
 
 def test_outside_change_is_detected_before_write(be: FsspecBackend) -> None:
-    v1 = be.write("f", b"v1").version
+    v1 = be.write(WriteItem("f", b"v1")).version
     be.fs.pipe_file(be._path("f"), b"someone else")
     with pytest.raises(PreconditionFailed) as exc:
-        be.write("f", b"mine", if_version=v1)
+        be.write(WriteItem("f", b"mine", if_version=v1))
     assert exc.value.errno == errno.ESTALE
     assert be.read("f")[0] == b"someone else"
     with pytest.raises(PreconditionFailed):
-        be.delete("f", if_version=v1)
+        be.delete(DeleteItem("f", if_version=v1))
     assert be.stat("f") is not None
 
 
 def test_create_conflict_and_missing(be: FsspecBackend) -> None:
-    be.write("f", b"first", if_absent=True)
+    be.write(WriteItem("f", b"first", if_absent=True))
     with pytest.raises(PreconditionFailed) as exc:
-        be.write("f", b"second", if_absent=True)
+        be.write(WriteItem("f", b"second", if_absent=True))
     assert exc.value.errno == errno.EEXIST
     assert be.read("f")[0] == b"first"
     with pytest.raises(PreconditionFailed):
-        be.write("nope", b"x", if_version="h:0")
+        be.write(WriteItem("nope", b"x", if_version="h:0"))
     assert be.stat("nope") is None
 
 
 def test_delete(be: FsspecBackend) -> None:
-    v = be.write("f", b"x").version
-    be.delete("f", if_version=v)
+    v = be.write(WriteItem("f", b"x")).version
+    be.delete(DeleteItem("f", if_version=v))
     assert be.stat("f") is None
     with pytest.raises(FileNotFoundError):
-        be.delete("f")
+        be.delete(DeleteItem("f"))
     be.mkdir("d")
     with pytest.raises(IsADirectoryError):
-        be.delete("d")
+        be.delete(DeleteItem("d"))
 
 
 def test_directories(be: FsspecBackend) -> None:
     assert be.list("") == []
     be.mkdir("src")
-    be.write("src/a.py", b"a")
+    be.write(WriteItem("src/a.py", b"a"))
     be.mkdir("src/pkg")
     be.mkdir("empty")
-    be.write("top", b"t")
+    be.write(WriteItem("top", b"t"))
     assert {(i.key, i.kind) for i in be.list("")} == {("src", "directory"), ("empty", "directory"), ("top", "file")}
     assert {(i.key, i.kind, i.size) for i in be.list("src")} == {("src/a.py", "file", 1), ("src/pkg", "directory", 0)}
     assert be.list("empty") == []
@@ -142,7 +144,7 @@ def test_directories(be: FsspecBackend) -> None:
     with pytest.raises(NotADirectoryError):
         be.mkdir("top/x")
     with pytest.raises(FileNotFoundError):
-        be.write("no/such", b"x")
+        be.write(WriteItem("no/such", b"x"))
     with pytest.raises(FileNotFoundError):
         be.list("no")
     with pytest.raises(NotADirectoryError):
@@ -150,7 +152,7 @@ def test_directories(be: FsspecBackend) -> None:
     with pytest.raises(IsADirectoryError):
         be.read("src")
     with pytest.raises(IsADirectoryError):
-        be.write("src", b"x")
+        be.write(WriteItem("src", b"x"))
     with pytest.raises(OSError) as exc:
         be.rmdir("src")
     assert exc.value.errno == errno.ENOTEMPTY
@@ -161,10 +163,10 @@ def test_directories(be: FsspecBackend) -> None:
 
 
 def test_no_temp_files_left(be: FsspecBackend) -> None:
-    be.write("f", b"1")
-    be.write("f", b"2")
+    be.write(WriteItem("f", b"1"))
+    be.write(WriteItem("f", b"2"))
     with pytest.raises(PreconditionFailed):
-        be.write("f", b"3", if_absent=True)
+        be.write(WriteItem("f", b"3", if_absent=True))
     assert [i.key for i in be.list("")] == ["f"]
 
 
@@ -252,11 +254,37 @@ def test_capabilities_are_honest() -> None:
 
 
 def test_a_file_used_as_a_directory_is_not_a_directory(be: FsspecBackend) -> None:
-    be.write("f", b"x")
+    be.write(WriteItem("f", b"x"))
     with pytest.raises(NotADirectoryError):
         be.read("f/x")
     with pytest.raises(NotADirectoryError):
-        be.delete("f/x")
+        be.delete(DeleteItem("f/x"))
     with pytest.raises(NotADirectoryError):
         be.list("f/x")
     assert be.stat("f/x") is None
+
+
+class _CountingMemoryFS(fsspec.implementations.memory.MemoryFileSystem):  # type: ignore[misc]
+    """fsspec's memory store under another protocol name, counting content fetches."""
+
+    protocol = "countingmem"
+    fetched: ClassVar[list[str]] = []
+
+    def cat_file(self, path: str, start: int | None = None, end: int | None = None, **kw: Any) -> bytes:
+        self.fetched.append(path)
+        return bytes(super().cat_file(path, start, end, **kw))
+
+
+def test_read_over_the_limit_is_refused_before_fetching() -> None:
+    fs = _CountingMemoryFS(skip_instance_cache=True)
+    root = f"/limit-{next(_counter)}"
+    fs.mkdir(root)
+    fs.pipe_file(f"{root}/big", b"y" * 100)
+    be = FsspecBackend(fs, root)
+    _CountingMemoryFS.fetched.clear()
+    with pytest.raises(TooBig) as caught:
+        be.read("big", limit=99)
+    assert (caught.value.size, caught.value.limit) == (100, 99)
+    assert _CountingMemoryFS.fetched == []
+    assert be.read("big", limit=100)[0] == b"y" * 100
+    fs.rm(root, recursive=True)

@@ -7,8 +7,8 @@ import errno
 import pytest
 
 import backends
-from backends.base import Backend, PreconditionFailed
-from backends.s3 import DeleteItem, S3Backend, WriteItem
+from backends.base import Backend, DeleteItem, PreconditionFailed, TooBig, WriteItem
+from backends.s3 import S3Backend
 from tests.s3.conftest import BackendMaker
 from tests.support.s3_servers import S3Endpoint
 
@@ -24,7 +24,7 @@ def _head_etag(server: S3Endpoint, backend: S3Backend, key: str) -> str:
 
 def test_roundtrip_version_is_the_exact_etag(make_backend: BackendMaker, server: S3Endpoint) -> None:
     be = make_backend()
-    info = be.write("a.txt", b"hello\n")
+    info = be.write(WriteItem("a.txt", b"hello\n"))
     assert info.kind == "file" and info.size == 6
     assert info.version == _head_etag(server, be, "a.txt")
     data, rinfo = be.read("a.txt")
@@ -36,8 +36,8 @@ def test_roundtrip_version_is_the_exact_etag(make_backend: BackendMaker, server:
 
 def test_version_changes_with_content_and_matches(make_backend: BackendMaker) -> None:
     be = make_backend()
-    v1 = be.write("f", b"one").version
-    v2 = be.write("f", b"two").version
+    v1 = be.write(WriteItem("f", b"one")).version
+    v2 = be.write(WriteItem("f", b"two")).version
     assert v1 != v2
     assert be.matches("f", v2)
     assert not be.matches("f", v1)
@@ -48,7 +48,7 @@ def test_version_changes_with_content_and_matches(make_backend: BackendMaker) ->
 
 def test_outside_write_is_seen_despite_s3fs_listing_cache(make_backend: BackendMaker, server: S3Endpoint) -> None:
     be = make_backend()
-    v1 = be.write("f", b"one").version
+    v1 = be.write(WriteItem("f", b"one")).version
     # warm s3fs's own listing cache, then change the object behind everyone's back
     be.fs.ls(f"{be.bucket}/{be.prefix}", detail=True)
     server.client().put_object(Bucket=be.bucket, Key=be._obj("f"), Body=b"changed")
@@ -60,17 +60,17 @@ def test_outside_write_is_seen_despite_s3fs_listing_cache(make_backend: BackendM
 
 def test_versioned_bucket_tokens_change_on_identical_rewrite(make_backend: BackendMaker) -> None:
     be = make_backend(versioned=True)
-    v1 = be.write("f", b"same").version
-    v2 = be.write("f", b"same").version
+    v1 = be.write(WriteItem("f", b"same")).version
+    v2 = be.write(WriteItem("f", b"same")).version
     assert v1 != v2  # same ETag, new VersionId
     assert be.stat("f").version == v2  # type: ignore[union-attr]
     assert be.read("f")[1].version == v2
     assert [i.version for i in be.list("") if i.key == "f"] == [v2]
     assert be.matches("f", v2) and not be.matches("f", v1)
-    v3 = be.write("f", b"new", if_version=v2).version
+    v3 = be.write(WriteItem("f", b"new", if_version=v2)).version
     assert be.read("f")[0] == b"new" and v3 != v2
     with pytest.raises(PreconditionFailed):
-        be.write("f", b"x", if_version=v2)
+        be.write(WriteItem("f", b"x", if_version=v2))
     assert be.read("f")[0] == b"new"
 
 
@@ -79,9 +79,9 @@ def test_versioned_bucket_tokens_change_on_identical_rewrite(make_backend: Backe
 
 def test_create_if_absent_conflict(make_backend: BackendMaker) -> None:
     be = make_backend()
-    first = be.write("new.txt", b"first", if_absent=True)
+    first = be.write(WriteItem("new.txt", b"first", if_absent=True))
     with pytest.raises(PreconditionFailed) as exc:
-        be.write("new.txt", b"second", if_absent=True)
+        be.write(WriteItem("new.txt", b"second", if_absent=True))
     assert exc.value.errno == errno.EEXIST
     assert "new.txt" in str(exc.value)
     data, info = be.read("new.txt")
@@ -90,10 +90,10 @@ def test_create_if_absent_conflict(make_backend: BackendMaker) -> None:
 
 def test_stale_etag_write_is_refused(make_backend: BackendMaker, server: S3Endpoint) -> None:
     be = make_backend()
-    v1 = be.write("f", b"v1").version
+    v1 = be.write(WriteItem("f", b"v1")).version
     server.client().put_object(Bucket=be.bucket, Key=be._obj("f"), Body=b"someone else")
     with pytest.raises(PreconditionFailed) as exc:
-        be.write("f", b"mine", if_version=v1)
+        be.write(WriteItem("f", b"mine", if_version=v1))
     assert exc.value.errno == errno.ESTALE
     assert exc.value.filename == "f"
     assert be.read("f")[0] == b"someone else"
@@ -101,17 +101,17 @@ def test_stale_etag_write_is_refused(make_backend: BackendMaker, server: S3Endpo
 
 def test_if_version_on_missing_key_is_precondition_failed(make_backend: BackendMaker) -> None:
     be = make_backend()
-    v = be.write("f", b"x").version
-    be.delete("f")
+    v = be.write(WriteItem("f", b"x")).version
+    be.delete(DeleteItem("f"))
     with pytest.raises(PreconditionFailed):
-        be.write("f", b"y", if_version=v)
+        be.write(WriteItem("f", b"y", if_version=v))
     assert be.stat("f") is None
 
 
 def test_conditional_write_with_current_version_succeeds(make_backend: BackendMaker) -> None:
     be = make_backend()
-    v1 = be.write("f", b"v1").version
-    info = be.write("f", b"v2", if_version=v1)
+    v1 = be.write(WriteItem("f", b"v1")).version
+    info = be.write(WriteItem("f", b"v2", if_version=v1))
     data, rinfo = be.read("f")
     assert data == b"v2" and rinfo.version == info.version
     assert be.matches("f", info.version)
@@ -119,41 +119,41 @@ def test_conditional_write_with_current_version_succeeds(make_backend: BackendMa
 
 def test_conditional_delete(make_backend: BackendMaker, server: S3Endpoint) -> None:
     be = make_backend()
-    v1 = be.write("f", b"v1").version
+    v1 = be.write(WriteItem("f", b"v1")).version
     server.client().put_object(Bucket=be.bucket, Key=be._obj("f"), Body=b"v2")
     with pytest.raises(PreconditionFailed) as exc:
-        be.delete("f", if_version=v1)
+        be.delete(DeleteItem("f", if_version=v1))
     assert exc.value.errno == errno.ESTALE
     assert be.read("f")[0] == b"v2"
     v2 = be.stat("f").version  # type: ignore[union-attr]
-    be.delete("f", if_version=v2)
+    be.delete(DeleteItem("f", if_version=v2))
     assert be.stat("f") is None
     with pytest.raises(FileNotFoundError):
-        be.delete("f", if_version=v2)  # SeaweedFS answers 412 here, AWS/moto 404
+        be.delete(DeleteItem("f", if_version=v2))  # SeaweedFS answers 412 here, AWS/moto 404
     with pytest.raises(FileNotFoundError):
-        be.delete("f")
+        be.delete(DeleteItem("f"))
 
 
 def test_unconditional_delete_and_missing(make_backend: BackendMaker) -> None:
     be = make_backend()
-    be.write("f", b"x")
-    be.delete("f")
+    be.write(WriteItem("f", b"x"))
+    be.delete(DeleteItem("f"))
     assert be.stat("f") is None
     with pytest.raises(FileNotFoundError):
-        be.delete("never")
+        be.delete(DeleteItem("never"))
 
 
 def test_multipart_roundtrip_and_conditions(make_backend: BackendMaker) -> None:
     be = make_backend(multipart_threshold=6 * MiB, part_size=5 * MiB)
     big = bytes(range(256)) * (11 * MiB // 256)
-    info = be.write("big.bin", big, if_absent=True)
+    info = be.write(WriteItem("big.bin", big, if_absent=True))
     assert info.version and info.version.rstrip('"').endswith("-3")  # really a 3-part upload
     data, rinfo = be.read("big.bin")
     assert data == big and rinfo.version == info.version
     with pytest.raises(PreconditionFailed) as exc:
-        be.write("big.bin", big, if_absent=True)
+        be.write(WriteItem("big.bin", big, if_absent=True))
     assert exc.value.errno == errno.EEXIST
-    info2 = be.write("big.bin", big[::-1], if_version=info.version)
+    info2 = be.write(WriteItem("big.bin", big[::-1], if_version=info.version))
     assert be.read("big.bin")[0] == big[::-1] and info2.version != info.version
     uploads = be.fs.call_s3("list_multipart_uploads", Bucket=be.bucket).get("Uploads") or []
     assert not [u for u in uploads if u["Key"].startswith(be._base)]  # the refused one was aborted
@@ -164,11 +164,11 @@ def test_multipart_roundtrip_and_conditions(make_backend: BackendMaker) -> None:
 
 def test_listing_files_prefixes_and_markers(make_backend: BackendMaker, server: S3Endpoint) -> None:
     be = make_backend()
-    be.write("top.txt", b"t")
+    be.write(WriteItem("top.txt", b"t"))
     be.mkdir("src")
-    be.write("src/a.py", b"a")
+    be.write(WriteItem("src/a.py", b"a"))
     be.mkdir("src/pkg")
-    be.write("src/pkg/b.py", b"bb")
+    be.write(WriteItem("src/pkg/b.py", b"bb"))
     be.mkdir("empty")
     # a prefix with children but no marker (written by another tool)
     server.client().put_object(Bucket=be.bucket, Key=be._obj("implicit/deep/c.txt"), Body=b"c")
@@ -211,20 +211,20 @@ def test_mkdir_rmdir_semantics(make_backend: BackendMaker) -> None:
         be.mkdir("a")
     with pytest.raises(FileNotFoundError):
         be.mkdir("missing/child")
-    be.write("file", b"x")
+    be.write(WriteItem("file", b"x"))
     with pytest.raises(FileExistsError):
         be.mkdir("file")
     with pytest.raises(NotADirectoryError):
         be.mkdir("file/child")
     be.mkdir("a/b")
-    be.write("a/b/c", b"c")
+    be.write(WriteItem("a/b/c", b"c"))
     with pytest.raises(OSError) as exc:
         be.rmdir("a/b")
     assert exc.value.errno == errno.ENOTEMPTY
     with pytest.raises(OSError) as exc:
         be.rmdir("a")
     assert exc.value.errno == errno.ENOTEMPTY
-    be.delete("a/b/c")
+    be.delete(DeleteItem("a/b/c"))
     assert be.stat("a/b") is not None  # the marker keeps the emptied directory
     be.rmdir("a/b")
     assert be.stat("a/b") is None
@@ -234,7 +234,7 @@ def test_mkdir_rmdir_semantics(make_backend: BackendMaker) -> None:
     with pytest.raises(NotADirectoryError):
         be.rmdir("file")
     with pytest.raises(IsADirectoryError):
-        be.delete("a")
+        be.delete(DeleteItem("a"))
 
 
 def test_read_errors(make_backend: BackendMaker) -> None:
@@ -249,8 +249,8 @@ def test_read_errors(make_backend: BackendMaker) -> None:
 def test_prefix_isolation(make_backend: BackendMaker) -> None:
     a = make_backend(prefix="one")
     b = make_backend(bucket=a.bucket, prefix="one-two")
-    a.write("x", b"a")
-    b.write("x", b"b")
+    a.write(WriteItem("x", b"a"))
+    b.write(WriteItem("x", b"b"))
     assert [i.key for i in a.list("")] == ["x"]
     assert a.read("x")[0] == b"a" and b.read("x")[0] == b"b"
     whole = make_backend(bucket=a.bucket, prefix="")
@@ -263,7 +263,7 @@ def test_prefix_isolation(make_backend: BackendMaker) -> None:
 
 def test_batch_operations_return_per_item_results(make_backend: BackendMaker) -> None:
     be = make_backend()
-    v = be.write("keep", b"k").version
+    v = be.write(WriteItem("keep", b"k")).version
     results = be.write_many(
         [
             WriteItem("n1", b"1", if_absent=True),
@@ -298,7 +298,7 @@ def test_registry_opens_s3_urls(server: S3Endpoint, make_backend: BackendMaker) 
         assert isinstance(be, S3Backend) and isinstance(be, Backend)
         assert be.describe() == f"s3://{bucket}/some/prefix"
         assert be.lease_ttl == 7.0
-        be.write("x", b"1")
+        be.write(WriteItem("x", b"1"))
         assert server.client().get_object(Bucket=bucket, Key="some/prefix/x")["Body"].read() == b"1"
     finally:
         be.close()
@@ -317,7 +317,7 @@ def test_errors_are_builtin(moto_ep: S3Endpoint) -> None:
     be = S3Backend.from_url("s3://no-such-bucket-vfs/x", dict(moto_ep.storage_options))
     try:
         with pytest.raises(FileNotFoundError):
-            be.write("f", b"x")
+            be.write(WriteItem("f", b"x"))
         with pytest.raises(FileNotFoundError):
             be.read("f")
     finally:
@@ -330,7 +330,7 @@ def test_bad_credentials_are_permission_errors(seaweed_ep: S3Endpoint) -> None:
     be = S3Backend.from_url(f"s3://{seaweed_ep.bucket}/x", opts)
     try:
         with pytest.raises(PermissionError):
-            be.write("f", b"x")
+            be.write(WriteItem("f", b"x"))
     finally:
         be.close()
 
@@ -339,8 +339,8 @@ def test_mkdir_where_an_implicit_directory_was_emptied(make_backend: BackendMake
     # SeaweedFS keeps "d" in its filer after its last object is deleted: invisible to listings,
     # yet If-None-Match on the "d/" marker fails. mkdir must still work there.
     be = make_backend()
-    be.write("d/only", b"x")
-    be.delete("d/only")
+    be.write(WriteItem("d/only", b"x"))
+    be.delete(DeleteItem("d/only"))
     assert be.stat("d") is None
     be.mkdir("d")
     assert be.stat("d").kind == "directory"  # type: ignore[union-attr]
@@ -352,15 +352,29 @@ def test_mkdir_where_an_implicit_directory_was_emptied(make_backend: BackendMake
 
 def test_a_file_used_as_a_directory_is_not_a_directory(make_backend: BackendMaker) -> None:
     be = make_backend()
-    be.write("f", b"x")
+    be.write(WriteItem("f", b"x"))
     with pytest.raises(NotADirectoryError):
         be.read("f/x")
     with pytest.raises(NotADirectoryError):
         be.read("f/x/y")
     with pytest.raises(NotADirectoryError):
-        be.delete("f/x")
+        be.delete(DeleteItem("f/x"))
     with pytest.raises(NotADirectoryError):
         be.list("f/x")
     assert be.stat("f/x") is None
     with pytest.raises(FileNotFoundError):
         be.read("g/x")
+
+
+# -- size limits --------------------------------------------------------------------------------
+
+
+def test_read_over_the_limit_is_refused_and_the_client_stays_usable(make_backend: BackendMaker) -> None:
+    be = make_backend()
+    be.write(WriteItem("big", b"x" * 4096))
+    with pytest.raises(TooBig) as caught:
+        be.read("big", limit=4095)
+    assert (caught.value.size, caught.value.limit, caught.value.errno) == (4096, 4095, errno.EFBIG)
+    # the refused body was dropped, not left half-read on a pooled connection
+    for _ in range(3):
+        assert be.read("big", limit=4096)[0] == b"x" * 4096

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from backends.base import PreconditionFailed
+from backends.base import DeleteItem, PreconditionFailed, WriteItem
 from backends.s3 import S3Backend
 from tests.s3.conftest import BackendMaker
 from tests.support.s3_servers import S3Endpoint
@@ -35,7 +35,7 @@ PRIVATE = {"skip_instance_cache": True}
 
 def test_stale_etag_at_multipart_commit_is_rejected(make_seaweed_backend: BackendMaker, seaweed_ep: S3Endpoint) -> None:
     be = make_seaweed_backend(multipart_threshold=6 * MiB, part_size=5 * MiB)
-    v1 = be.write("big.bin", b"a" * (11 * MiB)).version
+    v1 = be.write(WriteItem("big.bin", b"a" * (11 * MiB))).version
     outside = seaweed_ep.client()
     calls: list[str] = []
     real_call = be._call
@@ -49,7 +49,7 @@ def test_stale_etag_at_multipart_commit_is_rejected(make_seaweed_backend: Backen
 
     be._call = call_with_concurrent_writer  # type: ignore[method-assign]
     with pytest.raises(PreconditionFailed) as exc:
-        be.write("big.bin", b"b" * (11 * MiB), if_version=v1)
+        be.write(WriteItem("big.bin", b"b" * (11 * MiB), if_version=v1))
     assert exc.value.errno == errno.ESTALE
     assert calls.count("upload_part") == 3 and "complete_multipart_upload" in calls
     # the upload is aborted (then one HEAD tells "changed" from "deleted" for the message)
@@ -71,7 +71,7 @@ def test_multipart_create_conflict_at_commit(make_seaweed_backend: BackendMaker,
 
     be._call = call  # type: ignore[method-assign]
     with pytest.raises(PreconditionFailed) as exc:
-        be.write("new.bin", b"x" * (11 * MiB), if_absent=True)
+        be.write(WriteItem("new.bin", b"x" * (11 * MiB), if_absent=True))
     be._call = real_call  # type: ignore[method-assign]
     assert exc.value.errno == errno.EEXIST  # not s3fs's EINVAL: the SeaweedFS 412 is read raw
     assert be.read("new.bin")[0] == b"first"
@@ -102,11 +102,11 @@ def test_racing_conditional_writes_exactly_one_wins(make_seaweed_backend: Backen
         make_seaweed_backend(bucket=first.bucket, prefix=first.prefix, storage=PRIVATE) for _ in range(3)
     ]
     assert len({id(c.fs) for c in clients}) == len(clients)
-    version = first.write("shared.txt", b"v0").version
+    version = first.write(WriteItem("shared.txt", b"v0")).version
     for round_ in range(8):
         results = _race(
             clients,
-            lambda i, be, r=round_, v=version: be.write("shared.txt", f"r{r} c{i}".encode(), if_version=v),
+            lambda i, be, r=round_, v=version: be.write(WriteItem("shared.txt", f"r{r} c{i}".encode(), if_version=v)),
         )
         winners = [i for i, r in enumerate(results) if not isinstance(r, BaseException)]
         losers = [r for r in results if isinstance(r, BaseException)]
@@ -125,7 +125,7 @@ def test_racing_creates_exactly_one_wins(make_seaweed_backend: BackendMaker) -> 
     ]
     for round_ in range(8):
         key = f"new-{round_}.txt"
-        results = _race(clients, lambda i, be, k=key: be.write(k, f"c{i}".encode(), if_absent=True))
+        results = _race(clients, lambda i, be, k=key: be.write(WriteItem(k, f"c{i}".encode(), if_absent=True)))
         winners = [i for i, r in enumerate(results) if not isinstance(r, BaseException)]
         assert len(winners) == 1, results
         assert all(
@@ -141,8 +141,8 @@ def test_racing_conditional_deletes_exactly_one_wins(make_seaweed_backend: Backe
     clients = [first] + [
         make_seaweed_backend(bucket=first.bucket, prefix=first.prefix, storage=PRIVATE) for _ in range(2)
     ]
-    version = first.write("doomed", b"x").version
-    results = _race(clients, lambda i, be: be.delete("doomed", if_version=version))
+    version = first.write(WriteItem("doomed", b"x")).version
+    results = _race(clients, lambda i, be: be.delete(DeleteItem("doomed", if_version=version)))
     assert results.count(None) == 1
     assert all(isinstance(r, FileNotFoundError | PreconditionFailed) for r in results if r is not None)
     assert first.stat("doomed") is None

@@ -1,0 +1,286 @@
+"""S3Backend: the seam's primitives and its batch extension on S3, put together from the parts
+of this package (see ``backends/s3/__init__.py`` for the whole picture).
+
+Objects are read and written here: ``GET`` (refused by its ``ContentLength`` before any body byte
+when over ``limit``), ``PUT`` / multipart with ``If-Match`` / ``If-None-Match``, ``DeleteObject``
+with ``If-Match``. A conditional request that botocore had to *retry* (the first attempt may have
+landed) and then got 412 is resolved by a ``HEAD``: if the object now holds exactly our bytes
+(plain MD5 ETag) the write is ours. ``write`` does not require the parent "directory" to exist and
+does not look for a directory at the key (each would cost a request per write; vfs checks both in
+its preflight).
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import errno
+import hashlib
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+from backends.base import (
+    Capabilities,
+    DeleteItem,
+    FileInfo,
+    TooBig,
+    Vanished,
+    WriteItem,
+    joined,
+)
+from backends.lease import CasLease, HeldLocks
+from backends.s3 import errors, versions
+from backends.s3.client import MiB, open_filesystem
+from backends.s3.directories import PrefixDirectories
+from backends.s3.multipart import MultipartUpload
+
+
+class S3Backend(PrefixDirectories, MultipartUpload):
+    name: ClassVar[str] = "s3"
+    capabilities = Capabilities(
+        atomic_replace=True,
+        conditional_write=True,
+        exclusive_create=True,
+        durable=True,
+        cross_process_lock=True,
+        real_directories=False,
+        real_mtime=False,
+        modes=False,
+        symlinks=False,
+        lock_can_expire=True,
+        notes=(
+            "Versions are S3 ETags (plus VersionId on versioned buckets); writes and deletes are "
+            "conditional in the store (If-Match / If-None-Match), multipart uploads included.",
+            "Directories are key prefixes: mkdir writes an empty '<dir>/' marker object; a directory "
+            "whose last file is deleted disappears unless it has a marker.",
+            "The commit lock is a lease object with an expiry (default 30 s), renewed in the "
+            "background; a crashed holder blocks others for at most the lease time.",
+            "No file modes, no symlinks; LastModified has 1 s resolution and is never used as a version.",
+            "On a versioned bucket If-Match compares ETags: a concurrent rewrite with byte-identical "
+            "content is not detected (nothing is lost: the bytes are the expected ones).",
+        ),
+    )
+
+    def __init__(
+        self,
+        fs: Any,
+        bucket: str,
+        prefix: str = "",
+        *,
+        lease_ttl: float = 30.0,
+        clock_skew: float = 5.0,
+        multipart_threshold: int = 100 * MiB,
+        part_size: int = 50 * MiB,
+        max_concurrency: int = 64,
+        owns_fs: bool = False,
+        private_fs: bool = False,
+    ) -> None:
+        if part_size < 5 * MiB:
+            raise ValueError("S3 multipart parts must be at least 5 MiB")
+        super().__init__(fs, bucket, prefix, max_concurrency=max_concurrency)
+        self.lease_ttl = lease_ttl
+        self.clock_skew = clock_skew
+        self.multipart_threshold = max(multipart_threshold, part_size)
+        self.part_size = part_size
+        self._owns_fs = owns_fs
+        self._private_fs = private_fs
+        self._held = HeldLocks()
+
+    @classmethod
+    def from_url(cls, url: str, storage_options: dict[str, Any]) -> S3Backend:
+        options = dict(storage_options)
+        tuning = {k[4:]: options.pop(k) for k in list(options) if k.startswith("vfs_")}
+        _, _, rest = url.partition("://")
+        bucket, _, prefix = rest.partition("/")
+        concurrency = int(tuning.get("max_concurrency", 64))
+        return cls(
+            open_filesystem(options, concurrency),
+            bucket,
+            prefix,
+            lease_ttl=float(tuning.get("lease_ttl", 30.0)),
+            clock_skew=float(tuning.get("clock_skew", 5.0)),
+            multipart_threshold=int(tuning.get("multipart_threshold", 100 * MiB)),
+            part_size=int(tuning.get("part_size", 50 * MiB)),
+            max_concurrency=concurrency,
+            owns_fs=True,
+            private_fs=bool(options.get("skip_instance_cache")),
+        )
+
+    def describe(self) -> str:
+        return f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}"
+
+    # -- async primitives -------------------------------------------------------------------
+
+    async def _read(self, key: str, *, limit: int | None = None, explain_misses: bool = True) -> tuple[bytes, FileInfo]:
+        """``explain_misses=False`` (batches): a miss is a plain ``FileNotFoundError``, for the
+        caller to tell apart from a directory (see :meth:`_read_many`). Over ``limit``: the
+        response head's ContentLength refuses it before any body byte is read."""
+        if key == "":
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+        try:
+            out = await self._call("get_object", key, Key=self._obj(key))
+        except Exception as exc:
+            if errors.is_not_found(errors.error_parts(exc)):
+                if not explain_misses:
+                    raise FileNotFoundError(errno.ENOENT, "No such file or directory", key) from None
+                raise await self._missing(key, want="file") from None
+            raise errors.translate(exc, key) from exc
+        size = int(out.get("ContentLength", 0))
+        if limit is not None and size > limit:
+            with contextlib.suppress(Exception):
+                await out["Body"].aclose()  # drop the unread body rather than drain it
+            raise TooBig(key, size, limit)
+        try:
+            async with out["Body"] as body:
+                data = await body.read()
+        except Exception as exc:
+            raise errors.translate(exc, key) from exc
+        info = versions.file_info(key, out, len(data))
+        return bytes(data), info
+
+    def _condition(self, if_version: str | None, if_absent: bool) -> dict[str, str]:
+        if if_absent and if_version is not None:
+            raise ValueError("if_absent and if_version are mutually exclusive")
+        if if_absent:
+            return {"IfNoneMatch": "*"}
+        if if_version is not None:
+            return {"IfMatch": versions.etag_of(if_version)}
+        return {}
+
+    async def _write(self, item: WriteItem) -> FileInfo:
+        """``item.mode`` is ignored (S3 stores no permission bits); every acknowledged PUT is
+        durable, so ``durable`` changes nothing either."""
+        key, if_version, if_absent = item.key, item.if_version, item.if_absent
+        if key == "":
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+        cond = self._condition(if_version, if_absent)
+        data = bytes(joined(item.data))
+        try:
+            if len(data) >= self.multipart_threshold:
+                out = await self._multipart(key, data, cond)
+            else:
+                out = await self._call("put_object", key, Key=self._obj(key), Body=data, **cond)
+        except Exception as exc:
+            parts = errors.error_parts(exc)
+            if cond and (errors.is_precondition(parts) or (if_version is not None and errors.is_not_found(parts))):
+                # 412/409; or If-Match on a missing key (AWS and moto answer 404)
+                current: FileInfo | None = None
+                looked = False
+                if parts is not None and parts[3] > 0 and len(data) < self.multipart_threshold:
+                    # botocore retried: the first attempt may have landed. Is it our write?
+                    current, looked = await self._head(key), True
+                    md5 = f'"{hashlib.md5(data, usedforsecurity=False).hexdigest()}"'
+                    if current is not None and versions.etag_of(current.version or "") == md5:
+                        return current
+                if if_version is not None:
+                    # Gone rather than changed? (SeaweedFS answers a missing key with 412 too.)
+                    gone = errors.is_not_found(parts) or (current if looked else await self._head(key)) is None
+                    if gone:
+                        raise Vanished(errno.ENOENT, "no longer exists", key) from None
+                raise errors.conflict(key, if_absent) from None
+            raise errors.translate(exc, key) from exc
+        return versions.file_info(key, out, len(data))
+
+    async def _delete(self, item: DeleteItem) -> None:
+        key, if_version = item.key, item.if_version
+        if key == "":
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+        if if_version is None:
+            if await self._head(key) is None:
+                raise await self._missing(key, want="file")
+            await self._calls("delete_object", key, Key=self._obj(key))
+            return
+        try:
+            await self._call("delete_object", key, Key=self._obj(key), IfMatch=versions.etag_of(if_version))
+        except Exception as exc:
+            parts = errors.error_parts(exc)
+            if errors.is_not_found(parts) or errors.is_precondition(parts):
+                # SeaweedFS answers If-Match on a missing key with 412, AWS/moto with 404
+                if await self._head(key) is None:
+                    raise Vanished(errno.ENOENT, "no longer exists", key) from None
+                raise errors.conflict(key, if_absent=False) from None
+            raise errors.translate(exc, key) from exc
+
+    async def _read_many(self, keys: Sequence[str]) -> builtins.list[tuple[bytes, FileInfo] | BaseException]:
+        """One concurrent round of GETs, then the misses told apart from directories. A miss is
+        not explained further (a file where a parent directory should be): vfs checks the
+        ancestors of what it writes itself, and ``read`` explains it fully."""
+        results = await self._gather([self._read(k, explain_misses=False) for k in keys])
+        await self._explain_misses(keys, results)
+        return results
+
+    async def _matches(self, key: str, version: str | None) -> bool:
+        if version is None:
+            return await self._stat(key) is None
+        head = await self._head(key)
+        return head is not None and head.version == version
+
+    # -- the Backend primitives -------------------------------------------------------------
+
+    def stat(self, key: str) -> FileInfo | None:
+        return self._run(lambda: self._stat(key))
+
+    def read(self, key: str, *, limit: int | None = None) -> tuple[bytes, FileInfo]:
+        return self._run(lambda: self._read(key, limit=limit))
+
+    def write(self, item: WriteItem) -> FileInfo:
+        return self._run(lambda: self._write(item))
+
+    def delete(self, item: DeleteItem) -> None:
+        self._run(lambda: self._delete(item))
+
+    def list(self, key: str) -> list[FileInfo]:
+        return self._run(lambda: self._list(key))
+
+    def mkdir(self, key: str) -> None:
+        self._run(lambda: self._mkdir(key))
+
+    def rmdir(self, key: str) -> None:
+        self._run(lambda: self._rmdir(key))
+
+    def matches(self, key: str, version: str | None) -> bool:
+        return self._run(lambda: self._matches(key, version))
+
+    def resolve(self, key: str) -> str:
+        return key  # no symlinks in S3
+
+    def lock(self, key: str, *, timeout: float) -> CasLease:
+        return CasLease(self, key, timeout=timeout, ttl=self.lease_ttl, clock_skew=self.clock_skew, held=self._held)
+
+    def close(self) -> None:
+        self._held.release_all()
+        if self._owns_fs and self._private_fs:
+            self._close_client()
+
+    # -- the batch extension ----------------------------------------------------------------
+
+    def stat_many(self, keys: Sequence[str]) -> builtins.list[FileInfo | BaseException | None]:
+        return self._run(lambda: self._gather([self._stat(k) for k in keys]))
+
+    def read_many(self, keys: Sequence[str]) -> builtins.list[tuple[bytes, FileInfo] | BaseException]:
+        return self._run(lambda: self._read_many(keys))
+
+    def write_many(self, items: Sequence[WriteItem]) -> builtins.list[FileInfo | BaseException]:
+        return self._run(lambda: self._gather([self._write(i) for i in items]))
+
+    def delete_many(self, items: Sequence[DeleteItem]) -> builtins.list[BaseException | None]:
+        return self._run(lambda: self._gather([self._delete(i) for i in items]))
+
+    def matches_many(self, items: Sequence[tuple[str, str | None]]) -> builtins.list[bool | BaseException]:
+        return self._run(lambda: self._gather([self._matches(k, v) for k, v in items]))
+
+    # -- the lease store (backends.lease.CasStore) ------------------------------------------
+
+    def lease_get(self, key: str) -> tuple[bytes, str] | None:
+        try:
+            data, info = self.read(key)
+        except FileNotFoundError:
+            return None
+        return data, versions.etag_of(info.version or "")
+
+    def lease_put(self, key: str, body: bytes, *, if_etag: str | None) -> str:
+        info = self.write(WriteItem(key, body, if_absent=if_etag is None, if_version=if_etag))
+        return versions.etag_of(info.version or "")
+
+    def lease_delete(self, key: str, *, if_etag: str) -> None:
+        self.delete(DeleteItem(key, if_version=if_etag))

@@ -1,0 +1,172 @@
+"""The S3 client: one botocore session per process, request tuning, the HTTP pool, and the bridge
+from the backend's synchronous calls to s3fs's event loop.
+
+:class:`S3Requests` is the request path every part of the backend shares: ``_call`` sends one
+request (tests and benchmarks wrap it on an instance to count or disturb requests, so every
+request of every part goes through it), ``_calls`` translates its errors, ``_gather`` runs many
+concurrently, ``_run`` waits for a coroutine from synchronous code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from backends.base import FileInfo
+from backends.s3 import errors, versions
+
+T = TypeVar("T")
+
+MiB = 2**20
+
+#: Bodies below this size are sent without ``Expect: 100-continue``.
+SMALL_BODY = 1 * MiB
+
+_SESSION: Any = None
+_SESSION_GUARD = threading.Lock()
+
+
+def _shared_session() -> Any:
+    global _SESSION
+    with _SESSION_GUARD:
+        if _SESSION is None:
+            from aiobotocore.session import AioSession
+
+            _SESSION = AioSession()
+        return _SESSION
+
+
+def _drop_expect_for_small_bodies(request: Any = None, **_: Any) -> None:
+    """botocore asks every PUT body for ``Expect: 100-continue``; for a small body that only
+    costs a round trip (the client waits for the interim 100 before sending it)."""
+    if request is None or "Expect" not in request.headers:
+        return
+    from botocore.utils import determine_content_length
+
+    size = determine_content_length(request.body)
+    if size is not None and size < SMALL_BODY:
+        del request.headers["Expect"]
+
+
+def _tune_client(client: Any) -> None:
+    events = getattr(getattr(client, "meta", None), "events", None)
+    if events is not None and not getattr(client, "_vfs_tuned", False):
+        events.register_last("before-sign.s3.PutObject", _drop_expect_for_small_bodies, unique_id="vfs-no-expect")
+        client._vfs_tuned = True
+
+
+def open_filesystem(options: dict[str, Any], max_concurrency: int) -> Any:
+    """An ``s3fs.S3FileSystem`` for ``options`` whose HTTP pool admits ``max_concurrency``
+    requests at once (unless ``config_kwargs`` sets ``max_pool_connections``: botocore's default
+    of 10 would otherwise be the real bound of a batch)."""
+    import s3fs
+
+    options = dict(options)
+    config = dict(options.get("config_kwargs") or {})
+    config.setdefault("max_pool_connections", max_concurrency)
+    options["config_kwargs"] = config
+    fs = s3fs.S3FileSystem(**options)
+    if fs.session is None and not fs.kwargs:
+        # One botocore session per process: its loaded service models make each new client
+        # cheap (a fresh session costs ~0.3 s before the first request).
+        fs.session = _shared_session()
+        fs._session_is_owned = False
+    return fs
+
+
+class S3Requests:
+    """Requests on one bucket, below one prefix (see the module docstring)."""
+
+    def __init__(self, fs: Any, bucket: str, prefix: str, *, max_concurrency: int) -> None:
+        if not bucket:
+            raise ValueError("an S3 root needs a bucket: s3://bucket[/prefix]")
+        self.fs = fs
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+        self._base = f"{self.prefix}/" if self.prefix else ""
+        self.max_concurrency = max_concurrency
+        self._versioned: bool | None = None  # None: not asked yet / not allowed to ask
+        self._versioning_checked = False
+
+    def _obj(self, key: str) -> str:
+        """The object name of ``key``."""
+        return f"{self._base}{key}"
+
+    def _dir_prefix(self, key: str) -> str:
+        """The key prefix of the directory ``key`` (its marker's name, too)."""
+        return f"{self._base}{key}/" if key else self._base
+
+    def _run(self, factory: Callable[[], Awaitable[T]]) -> T:
+        from fsspec.asyn import sync
+
+        async def runner() -> T:
+            return await factory()
+
+        result: T = sync(self.fs.loop, runner)
+        return result
+
+    async def _call(self, op: str, key: str, **kwargs: Any) -> dict[str, Any]:
+        """One S3 request; raises the *raw* botocore error (callers classify it)."""
+        await self.fs.set_session()
+        client = await self.fs.get_s3(self.bucket)
+        _tune_client(client)
+        method = getattr(client, op)
+        if hasattr(self.fs, "_get_s3_method_kwargs"):  # honours s3_additional_kwargs / requester pays
+            kwargs = self.fs._get_s3_method_kwargs(method, Bucket=self.bucket, **kwargs)
+        else:  # pragma: no cover - older s3fs
+            kwargs = {"Bucket": self.bucket, **kwargs}
+        result: dict[str, Any] = await method(**kwargs)
+        return result
+
+    async def _calls(self, op: str, key: str, **kwargs: Any) -> dict[str, Any]:
+        """Like :meth:`_call` but with builtin exceptions."""
+        try:
+            return await self._call(op, key, **kwargs)
+        except Exception as exc:
+            raise errors.translate(exc, key) from exc
+
+    async def _gather(self, coros: Sequence[Awaitable[T]]) -> list[T | BaseException]:
+        """Each result or the exception it raised, ``max_concurrency`` requests in flight."""
+        sem = asyncio.Semaphore(self.max_concurrency)
+
+        async def one(c: Awaitable[T]) -> T | BaseException:
+            async with sem:
+                try:
+                    return await c
+                except Exception as exc:  # noqa: BLE001 - a per-item result, by design
+                    return exc
+
+        return list(await asyncio.gather(*(one(c) for c in coros)))
+
+    async def _versioning(self) -> bool | None:
+        """Whether the bucket keeps versions (None: not allowed to ask, so it may)."""
+        if not self._versioning_checked:
+            try:
+                out = await self._call("get_bucket_versioning", "")
+                self._versioned = out.get("Status") in ("Enabled", "Suspended")
+            except Exception:  # noqa: BLE001 - not allowed to ask: assume it may be versioned
+                self._versioned = None
+            self._versioning_checked = True
+        return self._versioned
+
+    async def _head(self, key: str) -> FileInfo | None:
+        """The object at ``key`` (never a directory); None if there is none."""
+        try:
+            meta = await self._call("head_object", key, Key=self._obj(key))
+        except Exception as exc:
+            if errors.is_not_found(errors.error_parts(exc)):
+                return None
+            raise errors.translate(exc, key) from exc
+        return versions.file_info(key, meta)
+
+    def _close_client(self) -> None:
+        """Close this filesystem's own client now (a private S3FileSystem only: a cached, shared
+        instance stays open for its other users, and s3fs closes it at exit)."""
+        s3creator = getattr(self.fs, "_s3creator", None)
+        if s3creator is not None and getattr(self.fs, "_s3", None) is not None:
+            with contextlib.suppress(Exception):
+                self._run(lambda: s3creator.__aexit__(None, None, None))
+            self.fs._s3 = None
