@@ -48,6 +48,10 @@ class History:
             self._estimate += 1
             return
         try:
+            txids = self.committed_txids()
+            if len(txids) <= self.limit:  # nothing to trim: no record needs reading
+                self._estimate = len(txids)
+                return
             timeline = self.timeline()
             dropped = self.drop(self._beyond_limit(timeline))
             self._estimate = len(timeline) - len(dropped)

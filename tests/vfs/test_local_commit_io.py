@@ -34,7 +34,8 @@ def _count_content_hashes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 @pytest.mark.parametrize("files", [1, 3])
 def test_each_new_content_is_hashed_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: int) -> None:
     # No file is "racy" (recently modified) here, so versions are stat-only; what is left is the
-    # commit's own post-image hash, which the backend reuses for the written file's version.
+    # commit's own post-image hash, which the backend reuses for the written file's version, and
+    # one hash of each pre-image for its record's integrity (records are checked before use).
     monkeypatch.setattr(backends.local.versions, "RACY_WINDOW_NS", 0)
     for i in range(files):
         (tmp_path / f"f{i}.txt").write_bytes(b"old" * 100)
@@ -43,7 +44,9 @@ def test_each_new_content_is_hashed_once(tmp_path: Path, monkeypatch: pytest.Mon
     with ws.transaction() as tx:
         for i in range(files):
             tx.write(str(tmp_path / f"f{i}.txt"), b"new" * (200 + i))
-    assert sorted(sizes) == [600 + 3 * i for i in range(files)]
+    for i in range(files):
+        assert sizes.count(600 + 3 * i) == 1, sizes  # each post-image once
+    assert sizes.count(300) == files, sizes  # each pre-image once, for its record's digest
 
 
 def test_racy_target_version_uses_the_commits_hash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
