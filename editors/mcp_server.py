@@ -18,6 +18,7 @@ content. Nothing a client sends crashes the server. Calls run in a worker thread
 
 from __future__ import annotations
 
+import hmac
 import os
 import signal
 import socket
@@ -224,15 +225,49 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def http_app(workspace: vfs.Workspace, *, host: str, config: Any = None) -> Any:
-    """The Starlette app serving Streamable HTTP at ``/mcp`` (DNS-rebinding protection on loopback)."""
+class BearerAuth:
+    """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` gets 401.
+
+    The comparison takes the same time whatever the bytes sent, so response timing tells an
+    attacker nothing about the token. Lifespan events pass through untouched.
+    """
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    def _authorized(self, scope: dict[str, Any]) -> bool:
+        sent = [value for name, value in scope.get("headers", ()) if name.lower() == b"authorization"]
+        return len(sent) == 1 and hmac.compare_digest(sent[0], self._expected)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or self._authorized(scope):
+            await self.app(scope, receive, send)
+            return
+        body = b"401 Unauthorized: send the server's token as 'Authorization: Bearer <token>'\n"
+        headers = [
+            (b"content-type", b"text/plain; charset=utf-8"),
+            (b"content-length", str(len(body)).encode()),
+            (b"www-authenticate", b'Bearer realm="vfs"'),
+        ]
+        await send({"type": "http.response.start", "status": 401, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def http_app(workspace: vfs.Workspace, *, host: str, config: Any = None, token: str | None = None) -> Any:
+    """The ASGI app serving Streamable HTTP at ``/mcp``.
+
+    The SDK turns on its Host / Origin checks (DNS rebinding) on a loopback ``host``; ``token``
+    (required by ``vfs serve`` beyond loopback) makes every request carry it as a bearer token.
+    """
     server = build_server(workspace, config=config, modern_era=False)
-    return server.streamable_http_app(
+    app = server.streamable_http_app(
         streamable_http_path=HTTP_PATH,
         host=host,
         session_idle_timeout=SESSION_IDLE_TIMEOUT,
         max_sessions=MAX_SESSIONS,
     )
+    return BearerAuth(app, token) if token else app
 
 
 def serve_http(
@@ -240,13 +275,14 @@ def serve_http(
     sock: socket.socket,
     *,
     config: Any = None,
+    token: str | None = None,
     announce: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve Streamable HTTP on the bound ``sock`` until SIGINT/SIGTERM."""
+    """Serve Streamable HTTP on the bound ``sock`` until SIGINT/SIGTERM (``token``: see :func:`http_app`)."""
     import uvicorn
 
     host, port = sock.getsockname()[:2]
-    app = http_app(workspace, host=host, config=config)
+    app = http_app(workspace, host=host, config=config, token=token)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}{HTTP_PATH}"
 

@@ -1,11 +1,15 @@
 """``vfs serve``: serve ``str_replace_editor`` and ``apply_patch`` over MCP (stdio or HTTP).
 
     vfs serve [--root ROOT] [-o KEY=VALUE] [--mount PATH] [--mode MODE]
-              [--transport stdio|http] [--host 127.0.0.1] [--port N] [--enable-undo] [--max-output-chars N]
+              [--transport stdio|http] [--host 127.0.0.1] [--port N] [--token TOKEN]
+              [--enable-undo] [--max-output-chars N]
 
 stdio (default): an MCP client starts this process and talks over stdin/stdout; nothing else is
 written to stdout. HTTP: Streamable HTTP at ``http://HOST:PORT/mcp``, on 127.0.0.1 unless
 ``--host`` says otherwise; the URL is printed on stderr once the server accepts connections.
+Beyond loopback every request must carry ``Authorization: Bearer TOKEN`` (``--token`` or
+``VFS_SERVE_TOKEN``); without a token such a bind is refused. On loopback a token is optional,
+and enforced when given.
 Exit status: 0 after a clean shutdown, 1 if the workspace cannot be opened or the port is
 taken, 2 for usage errors.
 """
@@ -13,6 +17,7 @@ taken, 2 for usage errors.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
 import signal
 import sys
@@ -23,11 +28,13 @@ from editors.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, add_workspace_
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
+TOKEN_ENV = "VFS_SERVE_TOKEN"
 
 EXAMPLES = """examples:
   vfs serve --root /path/to/repo                       stdio, for an MCP client that starts it
   vfs serve --root memory://scratch --transport http   http://127.0.0.1:8765/mcp
   vfs serve --root s3://bucket/ws -o endpoint_url=http://127.0.0.1:9000 --transport http --port 9100
+  VFS_SERVE_TOKEN=... vfs serve --root /repo --transport http --host 0.0.0.0   clients send the bearer token
 
   an MCP client config (Claude Desktop, Cursor, ...):
     {"mcpServers": {"vfs": {"command": "vfs", "args": ["serve", "--root", "/path/to/repo"]}}}
@@ -99,6 +106,11 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
     parser.add_argument(
         "--port", type=_port, default=DEFAULT_PORT, help=f"HTTP port (default {DEFAULT_PORT}; 0 picks a free one)"
     )
+    parser.add_argument(
+        "--token",
+        default=None,
+        help=f"bearer token every HTTP request must carry (default: ${TOKEN_ENV}); required beyond loopback",
+    )
     add_editor_args(parser)
     one_line_errors(parser)
 
@@ -106,6 +118,31 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
 def _usage(args: argparse.Namespace, message: str) -> int:
     print(f"vfs {args.verb}: {message} (see 'vfs {args.verb} --help')", file=sys.stderr)
     return EXIT_USAGE
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` binds only this machine (any other name or address may reach the network)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return False
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    """The bearer token of an HTTP server (flag, then environment); ``vfs.InvalidArgument`` if one
+    is needed and missing: serving the workspace to the network without one lets anyone edit it."""
+    token = args.token or os.environ.get(TOKEN_ENV) or None
+    if args.transport != "http":
+        if args.token:
+            raise vfs.InvalidArgument("--token applies to --transport http only")
+        return None
+    if token is None and not is_loopback(args.host):
+        raise vfs.InvalidArgument(
+            f"--host {args.host} serves beyond this machine: set a bearer token with --token or {TOKEN_ENV}"
+        )
+    return token
 
 
 def _check_local_root(root: str | None) -> None:
@@ -135,6 +172,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         parse_storage_options(args.storage_option)
         config = make_config(editor_config(args))
+        token = _token(args)
     except ConfigError as exc:
         return _usage(args, exc.message)
     except vfs.InvalidArgument as exc:
@@ -169,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
                 )
             mcp_server.serve_stdio(ws, config=config)
         else:
-            mcp_server.serve_http(ws, sock, config=config, announce=mcp_server.announce_stderr)
+            mcp_server.serve_http(ws, sock, config=config, token=token, announce=mcp_server.announce_stderr)
     except KeyboardInterrupt:
         pass
     finally:
