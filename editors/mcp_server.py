@@ -126,10 +126,18 @@ def _run_call(toolset: Toolset, name: str, arguments: Any) -> ToolCallResult:
         return toolset.call(name, arguments)
 
 
-def _exit_when_idle(signum: int, frame: Any) -> None:
-    """Stop a stdio server now (its stdin reader thread cannot be interrupted), never mid-call."""
-    with _CALLING:
-        os._exit(0)
+def _exit_when_idle(status: Callable[[], int]) -> Callable[[int, Any], None]:
+    """A signal handler stopping a stdio server now, never mid-call, with exit status ``status()``.
+
+    The process exits at once: its stdin reader thread cannot be interrupted, so unwinding (a
+    ``KeyboardInterrupt``) would leave the interpreter waiting for that thread at exit.
+    """
+
+    def handler(signum: int, frame: Any) -> None:
+        with _CALLING:
+            os._exit(status())
+
+    return handler
 
 
 def to_call_result(result: ToolCallResult) -> types.CallToolResult:
@@ -194,14 +202,17 @@ def build_server(
 # -- transports -----------------------------------------------------------------------------------
 
 
-def serve_stdio(workspace: vfs.Workspace, *, config: Any = None) -> None:
-    """Serve one client over stdin/stdout until it closes stdin (or SIGINT / SIGTERM: exit 0)."""
+def serve_stdio(workspace: vfs.Workspace, *, config: Any = None, interrupted: Callable[[], int] = lambda: 0) -> None:
+    """Serve one client over stdin/stdout until it closes stdin.
+
+    SIGTERM exits 0; SIGINT exits with ``interrupted()`` (which may report it first).
+    """
     from mcp.server.stdio import stdio_server
 
     server = build_server(workspace, config=config)
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _exit_when_idle)
-        signal.signal(signal.SIGTERM, _exit_when_idle)
+        signal.signal(signal.SIGINT, _exit_when_idle(interrupted))
+        signal.signal(signal.SIGTERM, _exit_when_idle(lambda: 0))
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):

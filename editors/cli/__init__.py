@@ -82,7 +82,27 @@ def _parse_quick(args_list: list[str]) -> Any:
     return module.parse_quick(args_list[1:])
 
 
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report a command stopped by Ctrl-C
+
+
+def interrupted() -> int:
+    """Ctrl-C, shown the same way for every verb: one line on stderr, no traceback; the exit status."""
+    try:
+        sys.stderr.write("vfs: interrupted\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed or gone: the status still tells
+        pass
+    return EXIT_INTERRUPTED
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main_gc(argv)
+    except KeyboardInterrupt:
+        return interrupted()
+
+
+def _main_gc(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] != ["apply"] or not gc.isenabled():
         return _main(args_list)

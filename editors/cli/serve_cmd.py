@@ -10,7 +10,7 @@ written to stdout. HTTP: Streamable HTTP at ``http://HOST:PORT/mcp``, on 127.0.0
 Beyond loopback every request must carry ``Authorization: Bearer TOKEN`` (``--token`` or
 ``VFS_SERVE_TOKEN``); without a token such a bind is refused. On loopback a token is optional,
 and enforced when given.
-Exit status: 0 after a clean shutdown, 1 if the workspace cannot be opened or the port is
+Exit status: 0 after a clean shutdown (SIGTERM, or the client closing stdin), 130 after Ctrl-C, 1 if the workspace cannot be opened or the port is
 taken, 2 for usage errors.
 """
 
@@ -156,11 +156,13 @@ def _check_local_root(root: str | None) -> None:
         raise vfs.NotFound(f"workspace root {root} is not an existing directory", path=root)
 
 
-def _stop_on_sigterm() -> None:
-    """SIGTERM stops the server like Ctrl-C does: a graceful shutdown, exit status 0."""
+class _Terminated(Exception):
+    """SIGTERM: a graceful shutdown, exit status 0 (Ctrl-C is a KeyboardInterrupt: exit 130)."""
 
+
+def _stop_on_sigterm() -> None:
     def stop(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
+        raise _Terminated
 
     signal.signal(signal.SIGTERM, stop)
 
@@ -205,10 +207,12 @@ def run(args: argparse.Namespace) -> int:
                     "(Ctrl-C to stop; --transport http to serve over HTTP)",
                     file=sys.stderr,
                 )
-            mcp_server.serve_stdio(ws, config=config)
+            from editors.cli import interrupted
+
+            mcp_server.serve_stdio(ws, config=config, interrupted=interrupted)
         else:
             mcp_server.serve_http(ws, sock, config=config, token=token, announce=mcp_server.announce_stderr)
-    except KeyboardInterrupt:
+    except _Terminated:
         pass
     finally:
         if sock is not None:
