@@ -1,6 +1,6 @@
 """``vfs apply`` imports only what it needs (in the style of click's ``test_light_imports``).
 
-A subprocess runs the ``vfs apply`` command (``editors.cli.main``) on a small patch and reports
+A subprocess runs the ``vfs apply`` command (``editors.adapters.cli.main``) on a small patch and reports
 every module that got imported, and every import statement an ``editors`` module executed on the
 way (whether or not the module was loaded already: ``vfs`` may import ``json`` itself, the apply
 path must not). Plus: the command lines that ``vfs apply`` parses without argparse come out
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from editors.cli import build_parser
-from editors.cli.apply_cmd import parse_quick
+from editors.adapters.cli import build_parser
+from editors.adapters.cli.apply_cmd import parse_quick
 from tests.adapters.support import REPO, cli_env
 
 # Imported by nothing on the apply path (nor by `import vfs`): other verbs, the other tool, MCP...
@@ -35,13 +35,14 @@ NEVER = (
     "anyio",
     "editors.str_replace_editor",
     "editors.integration",
-    "editors.mcp_server",
+    "editors.adapters.integration",
+    "editors.adapters.mcp",
     "editors.tools",
-    "editors.cli.tool_cmd",
-    "editors.cli.serve_cmd",
-    "editors.cli.schema_cmd",
-    "editors.cli.history_cmd",
-    "editors.cli.demo_cmd",
+    "editors.adapters.cli.tool_cmd",
+    "editors.adapters.cli.serve_cmd",
+    "editors.adapters.cli.schema_cmd",
+    "editors.adapters.cli.history_cmd",
+    "editors.adapters.cli.demo_cmd",
 )
 # What the apply path's own modules may import, besides editors.* and vfs.*.
 ALLOWED_STDLIB = {
@@ -69,7 +70,7 @@ def tracing_import(name, globals=None, locals=None, fromlist=(), level=0):
     return real_import(name, globals, locals, fromlist, level)
 
 builtins.__import__ = tracing_import
-from editors.cli import main
+from editors.adapters.cli import main
 code = main(sys.argv[2:])
 builtins.__import__ = real_import
 with open(sys.argv[1], "w", encoding="utf-8") as out:
@@ -216,7 +217,7 @@ def test_anything_else_is_left_to_argparse(argv: list[str]) -> None:
 
 
 def test_vfs_apply_pauses_the_cyclic_gc_only_while_it_runs(tmp_path: Path) -> None:
-    from editors.cli import main
+    from editors.adapters.cli import main
 
     (tmp_path / "a.txt").write_text("one\n")
     assert gc.isenabled()

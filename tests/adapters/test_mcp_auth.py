@@ -24,7 +24,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from editors.cli.serve_cmd import is_loopback
+from editors.adapters.cli.serve_cmd import is_loopback
 from tests.adapters.support import REPO, HttpServer, cli_env, ok_text, run_cli, start_http_server, wait_for_announcement
 
 TOKEN = "correct-horse-battery-staple"

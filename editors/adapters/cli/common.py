@@ -1,9 +1,8 @@
-"""What every verb shares: the workspace options, opening the workspace, and error reporting."""
+"""What every verb shares: the workspace options and opening the workspace (errors: :mod:`.errors`)."""
 
 from __future__ import annotations
 
 import os
-import sys
 from typing import TYPE_CHECKING, Any
 
 import vfs
@@ -11,11 +10,6 @@ import vfs
 if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace
-
-# Exit statuses shared by every verb.
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
 
 
 def add_workspace_args(parser: argparse.ArgumentParser, *, mount: bool = True, mode: bool = True) -> None:
@@ -72,9 +66,3 @@ def open_workspace(args: argparse.Namespace | SimpleNamespace, **options: Any) -
         storage_options=parse_storage_options(args.storage_option),
         **options,
     )
-
-
-def report_error(exc: vfs.VfsError) -> int:
-    """One line on stderr: the message and its stable code."""
-    print(f"error: {exc.message} ({exc.code})", file=sys.stderr)
-    return EXIT_FAILURE

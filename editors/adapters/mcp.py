@@ -35,7 +35,8 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 import vfs
-from editors.tools import ToolCallResult, Toolset, definitions
+from editors.result import ToolResult, unexpected_result
+from editors.tools import Toolset, definitions
 
 SERVER_NAME = "vfs"
 HTTP_PATH = "/mcp"
@@ -121,7 +122,7 @@ def _client_key(ctx: Any) -> tuple[bool, str | None]:
 _CALLING = threading.Lock()
 
 
-def _run_call(toolset: Toolset, name: str, arguments: Any) -> ToolCallResult:
+def _run_call(toolset: Toolset, name: str, arguments: Any) -> ToolResult:
     with _CALLING:
         return toolset.call(name, arguments)
 
@@ -140,7 +141,9 @@ def _exit_when_idle(status: Callable[[], int]) -> Callable[[int, Any], None]:
     return handler
 
 
-def to_call_result(result: ToolCallResult) -> types.CallToolResult:
+def to_call_result(result: ToolResult) -> types.CallToolResult:
+    """The MCP rendering: the model's text as content; on failure, :meth:`ToolResult.to_dict` as
+    structured content too (its ``code`` for programs)."""
     content: list[types.ContentBlock] = [types.TextContent(type="text", text=result.text)]
     if not result.is_error:
         return types.CallToolResult(content=content, is_error=False)
@@ -176,11 +179,9 @@ def build_server(
             async with serial:
                 result = await anyio.to_thread.run_sync(_run_call, toolset, params.name, arguments)
             if is_http and key is None and result.code == vfs.NotObserved.code:
-                result = ToolCallResult(result.text + NO_SESSION_HINT, True, result.code)
+                result = ToolResult(result.text + NO_SESSION_HINT, True, result.code)
         except Exception as exc:  # noqa: BLE001 - a call must never take the server down
-            result = ToolCallResult(
-                f"Error: Unexpected failure ({type(exc).__name__}): {exc}", True, vfs.IOFailure.code
-            )
+            result = unexpected_result(exc)
         return to_call_result(result)
 
     server: Server[Any] = Server(

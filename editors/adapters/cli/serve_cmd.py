@@ -21,10 +21,14 @@ import ipaddress
 import os
 import signal
 import sys
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import vfs
-from editors.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, add_workspace_args, open_workspace, report_error
+from editors.adapters.cli.common import add_workspace_args, open_workspace
+from editors.adapters.cli.errors import EXIT_OK, CliError, UsageError
+
+if TYPE_CHECKING:
+    import socket
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -39,15 +43,6 @@ EXAMPLES = """examples:
   an MCP client config (Claude Desktop, Cursor, ...):
     {"mcpServers": {"vfs": {"command": "vfs", "args": ["serve", "--root", "/path/to/repo"]}}}
 """
-
-
-def one_line_errors(parser: argparse.ArgumentParser) -> None:
-    """Usage errors as one line on stderr (exit 2), pointing at ``--help``."""
-
-    def error(message: str) -> NoReturn:
-        parser.exit(EXIT_USAGE, f"{parser.prog}: {message} (see '{parser.prog} --help')\n")
-
-    parser.error = error  # type: ignore[method-assign]
 
 
 def _port(text: str) -> int:
@@ -112,12 +107,6 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
         help=f"bearer token every HTTP request must carry (default: ${TOKEN_ENV}); required beyond loopback",
     )
     add_editor_args(parser)
-    one_line_errors(parser)
-
-
-def _usage(args: argparse.Namespace, message: str) -> int:
-    print(f"vfs {args.verb}: {message} (see 'vfs {args.verb} --help')", file=sys.stderr)
-    return EXIT_USAGE
 
 
 def is_loopback(host: str) -> bool:
@@ -131,15 +120,15 @@ def is_loopback(host: str) -> bool:
 
 
 def _token(args: argparse.Namespace) -> str | None:
-    """The bearer token of an HTTP server (flag, then environment); ``vfs.InvalidArgument`` if one
-    is needed and missing: serving the workspace to the network without one lets anyone edit it."""
+    """The bearer token of an HTTP server (flag, then environment); ``UsageError`` if one is needed
+    and missing: serving the workspace to the network without one lets anyone edit it."""
     token = args.token or os.environ.get(TOKEN_ENV) or None
     if args.transport != "http":
         if args.token:
-            raise vfs.InvalidArgument("--token applies to --transport http only")
+            raise UsageError("--token applies to --transport http only")
         return None
     if token is None and not is_loopback(args.host):
-        raise vfs.InvalidArgument(
+        raise UsageError(
             f"--host {args.host} serves beyond this machine: set a bearer token with --token or {TOKEN_ENV}"
         )
     return token
@@ -167,50 +156,51 @@ def _stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, stop)
 
 
-def run(args: argparse.Namespace) -> int:
-    from editors.cli.common import parse_storage_options
-    from editors.str_replace_editor.config import ConfigError, make_config
+def _checked(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
+    """The editor config and the bearer token, checked before anything starts (``UsageError``)."""
+    from editors.adapters.cli.common import parse_storage_options
+    from editors.str_replace_editor.config import make_config
 
     try:
         parse_storage_options(args.storage_option)
-        config = make_config(editor_config(args))
-        token = _token(args)
-    except ConfigError as exc:
-        return _usage(args, exc.message)
-    except vfs.InvalidArgument as exc:
-        return _usage(args, exc.message)
+        config = editor_config(args)
+        make_config(config)
+    except vfs.InvalidArgument as exc:  # ConfigError included
+        raise UsageError(exc.message) from None
+    return config, _token(args)
+
+
+def _bind(args: argparse.Namespace) -> socket.socket | None:
+    """The HTTP server's listening socket, bound before the workspace opens (a taken port fails fast)."""
+    if args.transport != "http":
+        return None
+    from editors.adapters.mcp import bind
+
     try:
-        from editors import mcp_server
+        return bind(args.host, args.port)
+    except OSError as exc:
+        raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    config, token = _checked(args)
+    try:
+        from editors.adapters import mcp as mcp_server
     except ImportError as exc:
-        print(f"vfs serve: the MCP SDK is not installed ({exc}); pip install 'vfs[mcp]'", file=sys.stderr)
-        return EXIT_FAILURE
-    sock = None
-    if args.transport == "http":
-        _stop_on_sigterm()
-        try:
-            sock = mcp_server.bind(args.host, args.port)
-        except OSError as exc:
-            print(f"vfs serve: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
-            return EXIT_FAILURE
+        raise CliError(f"the MCP SDK is not installed ({exc}); pip install 'vfs[mcp]'") from None
+    sock = _bind(args)
     try:
         _check_local_root(args.root)
         ws = open_workspace(args)
-    except vfs.VfsError as exc:
+    except BaseException:
         if sock is not None:
             sock.close()
-        return report_error(exc)
+        raise
     try:
         if sock is None:
-            if sys.stdin.isatty():
-                print(
-                    "vfs serve: speaking MCP on stdin/stdout, for an MCP client that starts this process "
-                    "(Ctrl-C to stop; --transport http to serve over HTTP)",
-                    file=sys.stderr,
-                )
-            from editors.cli import interrupted
-
-            mcp_server.serve_stdio(ws, config=config, interrupted=interrupted)
+            _serve_stdio(ws, config)
         else:
+            _stop_on_sigterm()
             mcp_server.serve_http(ws, sock, config=config, token=token, announce=mcp_server.announce_stderr)
     except _Terminated:
         pass
@@ -219,3 +209,16 @@ def run(args: argparse.Namespace) -> int:
             sock.close()
         ws.close()
     return EXIT_OK
+
+
+def _serve_stdio(ws: vfs.Workspace, config: dict[str, Any]) -> None:
+    if sys.stdin.isatty():
+        print(
+            "vfs serve: speaking MCP on stdin/stdout, for an MCP client that starts this process "
+            "(Ctrl-C to stop; --transport http to serve over HTTP)",
+            file=sys.stderr,
+        )
+    from editors.adapters.cli import interrupted
+    from editors.adapters.mcp import serve_stdio
+
+    serve_stdio(ws, config=config, interrupted=interrupted)
