@@ -13,7 +13,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import vfs
-from editors.adapters.cli.common import add_workspace_args, open_workspace
+from editors.adapters.cli.common import add_workspace_args, open_workspace, read_stdin
 from editors.adapters.cli.errors import EXIT_OK, CodexError, CodexUsage, write
 from editors.apply_patch.errors import ApplyPatchError
 from editors.apply_patch.tool import ApplyResult, apply_patch
@@ -148,15 +148,14 @@ def _read_patch(args: argparse.Namespace | SimpleNamespace) -> str:
         except UnicodeEncodeError:
             raise CodexError("Error: apply_patch requires a UTF-8 PATCH argument.") from None
         return str(args.patch)
-    stdin = getattr(sys.stdin, "buffer", None)
     try:
-        data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8")
+        data = read_stdin()
     except OSError as exc:
         raise CodexError(f"Error: Failed to read PATCH from stdin.\n{exc}") from None
     if not data:
         raise CodexUsage(USAGE)
     try:
-        return str(data.decode("utf-8"))
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise CodexError("Error: Failed to read PATCH from stdin.\nstream did not contain valid UTF-8") from None
 

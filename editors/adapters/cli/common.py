@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 import vfs
@@ -66,3 +67,9 @@ def open_workspace(args: argparse.Namespace | SimpleNamespace, **options: Any) -
         storage_options=parse_storage_options(args.storage_option),
         **options,
     )
+
+
+def read_stdin() -> bytes:
+    """All of stdin, as bytes (a text stream without a buffer: tests feeding text)."""
+    stdin = getattr(sys.stdin, "buffer", None)
+    return bytes(stdin.read()) if stdin is not None else sys.stdin.read().encode("utf-8")

@@ -48,17 +48,20 @@ def _log(ws: vfs.Workspace, args: argparse.Namespace) -> int:
     for entry in entries:
         label = f"  {entry.label}" if entry.label else ""
         print(f"{entry.txid}  {_when(entry.timestamp)}{label}")
-        for change in entry.changes:
-            print(f"    {change.action:<6} {change.path}")
+        _print_changes(entry)
     return EXIT_OK
 
 
 def _undo(ws: vfs.Workspace) -> int:
     entry = ws.undo()
     print(f"Undid {entry.txid}{' (' + entry.label + ')' if entry.label else ''}:")
+    _print_changes(entry)
+    return EXIT_OK
+
+
+def _print_changes(entry: vfs.HistoryEntry) -> None:
     for change in entry.changes:
         print(f"    {change.action:<6} {change.path}")
-    return EXIT_OK
 
 
 def _recover(ws: vfs.Workspace) -> int:

@@ -10,8 +10,9 @@ written to stdout. HTTP: Streamable HTTP at ``http://HOST:PORT/mcp``, on 127.0.0
 Beyond loopback every request must carry ``Authorization: Bearer TOKEN`` (``--token`` or
 ``VFS_SERVE_TOKEN``); without a token such a bind is refused. On loopback a token is optional,
 and enforced when given.
-Exit status: 0 after a clean shutdown (SIGTERM, or the client closing stdin), 130 after Ctrl-C, 1 if the workspace cannot be opened or the port is
-taken, 2 for usage errors.
+
+Exit status: 0 after a clean shutdown (SIGTERM, or the client closing stdin), 130 after Ctrl-C,
+1 if the workspace cannot be opened or the port is taken, 2 for usage errors.
 """
 
 from __future__ import annotations

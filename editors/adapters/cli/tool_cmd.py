@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 import vfs
-from editors.adapters.cli.common import add_workspace_args, open_workspace
+from editors.adapters.cli.common import add_workspace_args, open_workspace, read_stdin
 from editors.adapters.cli.errors import EXIT_OK, CliError, ToolFailed, UsageError, write
 
 TOOLS = ("str_replace_editor", "apply_patch")
@@ -50,15 +50,14 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
 def _read_arguments(args: argparse.Namespace) -> str:
     if args.arguments is not None:
         return str(args.arguments)
-    stdin = getattr(sys.stdin, "buffer", None)
     try:
-        data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8")
+        data = read_stdin()
     except OSError as exc:
         raise CliError(f"cannot read ARGS_JSON from stdin: {exc}") from None
     if not data.strip():
         raise UsageError("ARGS_JSON is missing: give it as the last argument or on stdin")
     try:
-        return str(data.decode("utf-8"))
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise CliError("ARGS_JSON on stdin is not valid UTF-8") from None
 
