@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import vfs
 from editors.adapters.cli import main
 from editors.adapters.cli.errors import CliError, CodexError, Interrupted, ToolFailed, UsageError
-from editors.result import ToolResult
+from editors.result import ToolResult, dumps
 from tests.adapters.support import run_cli
 
 
@@ -52,3 +54,14 @@ def test_a_usage_error_of_the_top_level_parser(capsys: pytest.CaptureFixture[str
     assert err.startswith("vfs: argument VERB: invalid choice: 'nonsense-verb'") and err.endswith(
         "(see 'vfs --help')\n"
     )
+
+
+def test_log_json_is_the_byte_stable_dumps(capsys: pytest.CaptureFixture[str]) -> None:
+    ws = vfs.open_workspace("memory://cli-log-json")
+    with ws.transaction(label="seed") as tx:
+        tx.write("a.txt", b"a\n")
+    assert main(["log", "--root", "memory://cli-log-json", "--json"]) == 0
+    out = capsys.readouterr().out
+    (entry,) = json.loads(out)
+    assert out == dumps([entry])  # sorted keys, two-space indent, one final newline
+    assert (entry["label"], entry["changes"]) == ("seed", [{"action": "add", "path": "/workspace/a.txt"}])

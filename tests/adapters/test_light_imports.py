@@ -92,9 +92,17 @@ def _run_apply(tmp_path: Path, *options: str) -> dict[str, object]:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "a.txt").write_text("one\ntwo\n")
+    result = _report(tmp_path, "--root", str(root), *options, PATCH)
+    if "--dry-run" not in options:
+        assert (root / "a.txt").read_text() == "ONE\ntwo\n"
+    return result
+
+
+def _report(tmp_path: Path, *apply_args: str) -> dict[str, object]:
+    """``vfs apply APPLY_ARGS`` in a fresh interpreter: its status, the modules loaded, the imports run."""
     report = tmp_path / "report.txt"
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(report), "apply", "--root", str(root), *options, PATCH],
+        [sys.executable, "-c", SCRIPT, str(report), "apply", *apply_args],
         capture_output=True,
         env=cli_env(),
         cwd=REPO,
@@ -104,8 +112,6 @@ def _run_apply(tmp_path: Path, *options: str) -> dict[str, object]:
     assert done.returncode == 0, done.stderr.decode()
     result: dict[str, object] = ast.literal_eval(report.read_text(encoding="utf-8"))
     assert result["code"] == 0
-    if "--dry-run" not in options:
-        assert (root / "a.txt").read_text() == "ONE\ntwo\n"
     return result
 
 
@@ -116,7 +122,17 @@ def _loaded(modules: object, names: tuple[str, ...]) -> list[str]:
 
 @pytest.mark.parametrize("options", [(), ("--dry-run",), ("--diff", "--color", "always")])
 def test_vfs_apply_imports_only_what_it_needs(tmp_path: Path, options: tuple[str, ...]) -> None:
-    result = _run_apply(tmp_path, *options)
+    _check_imports(_run_apply(tmp_path, *options), options)
+
+
+@pytest.mark.parametrize("options", [(), ("--dry-run",), ("--diff", "--color", "always")])
+def test_vfs_apply_on_memory_imports_only_what_it_needs(tmp_path: Path, options: tuple[str, ...]) -> None:
+    """The same on a memory root (nothing to update there: the patch adds a file)."""
+    patch = "*** Begin Patch\n*** Add File: b.txt\n+new\n*** End Patch\n"
+    _check_imports(_report(tmp_path, "--root", "memory://light", *options, patch), options)
+
+
+def _check_imports(result: dict[str, object], options: tuple[str, ...]) -> None:
     assert _loaded(result["modules"], NEVER) == []
     if not options:  # difflib: only when a diff is asked for
         assert _loaded(result["modules"], ("difflib",)) == []
