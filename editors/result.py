@@ -2,9 +2,10 @@
 
 :class:`ToolResult` is what the model gets back (``text``), whether the call failed
 (``is_error``, with a stable ``code``), structured ``data`` for programs (``apply_patch``: the
-committed transaction and its changes), and the provider call it answers, if any. :func:`error_result` is the one way a failure becomes a
-result; :func:`dumps` the one byte-stable JSON text. Each adapter renders a result once for its
-surface (CLI, MCP, provider messages).
+committed transaction and its changes), and the provider call it answers, if any.
+:func:`error_result` is the one way a failure becomes a result; :func:`dumps` the one
+byte-stable JSON text. Each adapter renders a result once for its surface (CLI, MCP, provider
+messages).
 
 Imported by ``vfs apply``: no imports beyond ``vfs`` at module level (``json`` only in :func:`dumps`).
 """
@@ -27,7 +28,8 @@ class AnsweredCall(Protocol):
 
 
 class ToolResult(FrozenRecord):
-    """``text`` for the model; ``is_error`` and a stable ``code`` on failure; optional ``data``."""
+    """``text`` for the model; ``is_error`` and a stable ``code`` on failure; optional ``data``;
+    ``call``: the provider call it answers (:meth:`message` replies in that provider's format)."""
 
     __match_args__ = ("text", "is_error", "code", "data", "call")
     text: str
