@@ -193,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         _check_local_root(args.root)
         ws = open_workspace(args)
-    except BaseException:
+    except BaseException:  # a failed start (Ctrl-C included) must not leave the port held
         if sock is not None:
             sock.close()
         raise
