@@ -107,7 +107,7 @@ def measure(runs: int) -> dict[str, Any]:
             ("import vfs, backends.local", [py, "-c", "import vfs, backends.local"], None),
             (
                 "import vfs, backends.local and the apply modules",
-                [py, "-c", "import vfs, backends.local, editors.apply_patch.tool, editors.cli.apply_cmd"],
+                [py, "-c", "import vfs, backends.local, editors.apply_patch.tool, editors.adapters.cli.apply_cmd"],
                 None,
             ),
             ("python -m editors.cli --help", [py, "-m", "editors.cli", "--help"], None),

@@ -21,10 +21,10 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import vfs
+from editors.result import ToolResult, error_result, unexpected_result
 
 if TYPE_CHECKING:
     from editors.str_replace_editor.config import EditorConfig
@@ -99,49 +99,7 @@ def input_schema(definition_: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def dumps(value: Any) -> str:
-    """Byte-stable JSON text: sorted keys, two-space indent, UTF-8 kept, a final newline."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2) + "\n"
-
-
 # -- calls ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ToolCallResult:
-    """What to send back to the model: ``text``; ``is_error`` and a stable ``code`` on failure."""
-
-    text: str
-    is_error: bool = False
-    code: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "is_error": self.is_error, "text": self.text}
-
-
-def error_result(exc: vfs.VfsError) -> ToolCallResult:
-    return ToolCallResult(f"Error: {exc.message}", True, exc.code)
-
-
-def _unexpected(exc: Exception) -> ToolCallResult:
-    message = f"Unexpected failure ({type(exc).__name__}): {exc}. Nothing was changed."
-    return ToolCallResult(f"Error: {message}", True, vfs.IOFailure.code)
-
-
-class _RecordingWorkspace:
-    """Forwards to a workspace and remembers the transactions opened through it."""
-
-    def __init__(self, workspace: vfs.Workspace) -> None:
-        self._workspace = workspace
-        self.transactions: list[vfs.Transaction] = []
-
-    def transaction(self, **kwargs: Any) -> vfs.Transaction:
-        tx = self._workspace.transaction(**kwargs)
-        self.transactions.append(tx)
-        return tx
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._workspace, name)
 
 
 class Toolset:
@@ -154,7 +112,7 @@ class Toolset:
     (``max_output_chars``, ``description``, ``enable_undo``); an invalid one raises ``ConfigError``.
 
     :meth:`call` never raises for anything the model or the storage did: failures come back as
-    a :class:`ToolCallResult` with ``is_error`` set. Calls on one toolset are serialized.
+    a :class:`editors.result.ToolResult` with ``is_error`` set. Calls on one toolset are serialized.
     """
 
     def __init__(self, workspace: vfs.Workspace, *, session: bool | vfs.Session = True, config: Any = None) -> None:
@@ -178,7 +136,7 @@ class Toolset:
         """This toolset's definitions (its editor config applies) in format ``fmt``."""
         return definitions(fmt, config=self.editor.config)
 
-    def call(self, name: str, arguments: Any) -> ToolCallResult:
+    def call(self, name: str, arguments: Any) -> ToolResult:
         """Run one call of tool ``name``.
 
         ``arguments``: for ``str_replace_editor`` a mapping (or its JSON text); for
@@ -194,11 +152,11 @@ class Toolset:
             except vfs.VfsError as exc:
                 return error_result(exc)
             except Exception as exc:  # noqa: BLE001 - a tool call must never surface a traceback
-                return _unexpected(exc)
+                return unexpected_result(exc)
 
     __call__ = call
 
-    def _editor(self, arguments: Any) -> ToolCallResult:
+    def _editor(self, arguments: Any) -> ToolResult:
         if isinstance(arguments, (bytes, bytearray)):
             arguments = bytes(arguments).decode("utf-8", errors="replace")
         if isinstance(arguments, str):
@@ -209,28 +167,19 @@ class Toolset:
                     f"The arguments of the {STR_REPLACE_EDITOR} tool must be a JSON object; "
                     f"they are not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})."
                 ) from None
-        result = self.editor.run(arguments)
-        return ToolCallResult(result.text, result.is_error, result.code)
+        return self.editor.run(arguments)
 
-    def _apply_patch(self, arguments: Any) -> ToolCallResult:
+    def _apply_patch(self, arguments: Any) -> ToolResult:
         from editors.apply_patch.tool import call_tool
 
-        recorder = _RecordingWorkspace(self.workspace)
-        output = call_tool(cast(vfs.Workspace, recorder), arguments)  # Codex's texts, as models know them
-        if not output.ok:
-            return ToolCallResult(output.output, True, output.code or vfs.IOFailure.code)
-        self._record(recorder.transactions)
-        return ToolCallResult(output.output)
+        return call_tool(self.workspace, arguments, on_commit=self._record)  # Codex's texts, as models know them
 
-    def _record(self, transactions: list[vfs.Transaction]) -> None:
+    def _record(self, commit: vfs.CommitResult) -> None:
         """What this conversation wrote, it has seen: the versions it committed become observations."""
         if self.session is None:
             return
-        for tx in transactions:
-            if tx.result is None or tx.result.txid is None:
+        for path, version in commit.versions.items():
+            try:
+                self.session.observe(path, version)
+            except vfs.VfsError:  # a key outside the model-facing tree (a symlink's target)
                 continue
-            for path, version in tx.result.versions.items():
-                try:
-                    self.session.observe(path, version)
-                except vfs.VfsError:  # a key outside the model-facing tree (a symlink's target)
-                    continue

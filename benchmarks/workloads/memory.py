@@ -65,7 +65,7 @@ def build(ctx: Context) -> Workload:
 
         return check
 
-    imports = "import vfs, editors.apply_patch.tool, editors.cli.apply_cmd"
+    imports = "import vfs, editors.apply_patch.tool, editors.adapters.cli.apply_cmd"
     series = [
         Series("ours", "vfs apply, whole process: peak RSS", "ours", rss("ours", ctx.vfs_cli("apply"), patch_bytes),
                settled, verify("ours"), unit="bytes"),

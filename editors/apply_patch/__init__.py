@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from editors.apply_patch.parser import AddFile, Chunk, DeleteFile, Patch, UpdateFile, parse_patch
     from editors.apply_patch.tool import (
         ApplyResult,
-        ToolOutput,
         apply_patch,
         call_tool,
         mcp_tool,
@@ -62,7 +61,6 @@ _EXPORTS: dict[str, str] = {
     "PatchReadFailed": "errors",
     "PatchWriteFailed": "errors",
     "Step": "applier",
-    "ToolOutput": "tool",
     "UpdateFile": "parser",
     "apply_patch": "tool",
     "call_tool": "tool",
@@ -95,7 +93,6 @@ __all__ = [
     "PatchReadFailed",
     "PatchWriteFailed",
     "Step",
-    "ToolOutput",
     "UpdateFile",
     "apply_patch",
     "call_tool",

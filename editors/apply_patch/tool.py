@@ -7,15 +7,17 @@ and the adapter that turns a raw tool call into the text a model gets back.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 import vfs
 from editors._record import FrozenRecord
 from editors.apply_patch.applier import FileChange, PatchPlan, Step, plan_patch
-from editors.apply_patch.errors import ApplyPatchError, PatchInvalidInput, PatchWriteFailed
+from editors.apply_patch.errors import PatchInvalidInput, PatchWriteFailed
 from editors.apply_patch.matcher import SourceText
 from editors.apply_patch.parser import parse_patch
+from editors.result import ToolResult, error_result
 
 TOOL_NAME = "apply_patch"
 TRANSACTION_LABEL = "apply_patch"
@@ -26,15 +28,16 @@ class ApplyResult(FrozenRecord):
     """What a successful patch did.
 
     ``summary`` is Codex's stdout (``Success. Updated the following files: ...``); ``changes`` the
-    net effect per file; ``diff`` a unified diff of it when asked for; ``txid`` the committed
-    transaction (``None`` on a dry run).
+    net effect per file; ``diff`` a unified diff of it when asked for; ``commit`` the committed
+    transaction's :class:`vfs.CommitResult` (its ``txid`` and the versions written; ``None`` on a
+    dry run), so a caller keeping a session can record what the patch wrote.
     """
 
-    __match_args__ = ("summary", "changes", "diff", "txid", "environment_id")
+    __match_args__ = ("summary", "changes", "diff", "commit", "environment_id")
     summary: str
     changes: tuple[FileChange, ...]
     diff: str | None
-    txid: str | None
+    commit: vfs.CommitResult | None
     environment_id: str | None
 
     def __init__(
@@ -42,10 +45,20 @@ class ApplyResult(FrozenRecord):
         summary: str,
         changes: tuple[FileChange, ...],
         diff: str | None = None,
-        txid: str | None = None,
+        commit: vfs.CommitResult | None = None,
         environment_id: str | None = None,
     ) -> None:
-        self._init(summary=summary, changes=changes, diff=diff, txid=txid, environment_id=environment_id)
+        self._init(summary=summary, changes=changes, diff=diff, commit=commit, environment_id=environment_id)
+
+    @property
+    def txid(self) -> str | None:
+        """The committed transaction (``None`` on a dry run)."""
+        return self.commit.txid if self.commit is not None else None
+
+    def tool_result(self) -> ToolResult:
+        """The model's text (Codex's summary), and the transaction and net changes as ``data``."""
+        changes = [{"path": change.path, "action": change.action} for change in self.changes]
+        return ToolResult(self.summary, data={"txid": self.txid, "changes": changes})
 
 
 def _reader(tx: vfs.Transaction) -> Any:
@@ -101,12 +114,12 @@ def apply_patch(
             _stage(tx, step)
         if dry_run:
             tx.abort()
-    txid = tx.result.txid if tx.result is not None else None
+    committed = tx.result if tx.result is not None and tx.result.txid is not None else None
     return ApplyResult(
         summary=plan.summary,
         changes=plan.changes,
         diff=unified_diff(plan) if diff else None,
-        txid=txid,
+        commit=committed,
         environment_id=patch.environment_id,
     )
 
@@ -206,13 +219,6 @@ def tool_definitions() -> dict[str, dict[str, Any]]:
     return {"custom": openai_custom_tool(), "function": openai_function_tool(), "mcp": mcp_tool()}
 
 
-def dumps(value: Any) -> str:
-    """Byte-stable JSON (sorted keys, no trailing spaces)."""
-    import json
-
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2) + "\n"
-
-
 # -- tool calls -----------------------------------------------------------------------------------
 
 _ENVELOPE_KEYS = ("input", "patch")
@@ -261,27 +267,18 @@ def patch_from_arguments(arguments: Any) -> str:
     )
 
 
-class ToolOutput(FrozenRecord):
-    """What the model gets back from one call: ``output`` text, and whether it worked."""
+def call_tool(
+    workspace: vfs.Workspace, arguments: Any, *, on_commit: Callable[[vfs.CommitResult], None] | None = None
+) -> ToolResult:
+    """Run one ``apply_patch`` tool call; errors become model-facing text (never a traceback).
 
-    __match_args__ = ("ok", "output", "code")
-    ok: bool
-    output: str
-    code: str | None
-
-    def __init__(self, ok: bool, output: str, code: str | None = None) -> None:
-        self._init(ok=ok, output=output, code=code)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "ok": self.ok, "output": self.output}
-
-
-def call_tool(workspace: vfs.Workspace, arguments: Any) -> ToolOutput:
-    """Run one ``apply_patch`` tool call; errors become model-facing text (never a traceback)."""
+    Failures read as Codex's tool reports them (no ``Error:`` prefix: models know those texts).
+    ``on_commit`` gets the committed transaction's result (a session records what was written).
+    """
     try:
         result = apply_patch(workspace, patch_from_arguments(arguments))
-    except ApplyPatchError as exc:
-        return ToolOutput(False, exc.message, exc.code)
-    except vfs.VfsError as exc:
-        return ToolOutput(False, exc.message, exc.code)
-    return ToolOutput(True, result.summary, None)
+    except vfs.VfsError as exc:  # ApplyPatchError included
+        return error_result(exc, prefix="")
+    if on_commit is not None and result.commit is not None:
+        on_commit(result.commit)
+    return result.tool_result()

@@ -5,6 +5,7 @@ Pure parts: :mod:`args` (argument model, schema), :mod:`config`, :mod:`render` (
 misses). :mod:`tool` runs a call against a workspace, one transaction per mutation.
 """
 
+from editors.result import ToolResult
 from editors.str_replace_editor.config import ConfigError, EditorConfig
 from editors.str_replace_editor.definitions import (
     anthropic_tool,
@@ -13,7 +14,7 @@ from editors.str_replace_editor.definitions import (
     openai_function_tool,
     tool_definitions,
 )
-from editors.str_replace_editor.tool import StrReplaceEditor, ToolResult
+from editors.str_replace_editor.tool import StrReplaceEditor
 
 __all__ = [
     "ConfigError",

@@ -6,7 +6,6 @@ no sets, no timestamps), so a provider's prompt cache stays valid while the tool
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from editors.str_replace_editor.args import TOOL_NAME, input_schema
@@ -61,8 +60,3 @@ def tool_definitions(config: EditorConfig | dict[str, Any] | None = None) -> dic
         "openai_chat": openai_chat_tool(config),
         "mcp": mcp_tool(config),
     }
-
-
-def dumps(value: Any) -> str:
-    """Byte-stable JSON text of a definition (insertion order kept: it is fixed by construction)."""
-    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"

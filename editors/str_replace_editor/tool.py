@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import vfs
+from editors.result import ToolResult, error_result, unexpected_result
 from editors.str_replace_editor import edits, listing, render
 from editors.str_replace_editor.args import (
     ArgumentError,
@@ -31,34 +31,6 @@ from editors.str_replace_editor.args import (
 from editors.str_replace_editor.config import EditorConfig, make_config
 
 TOOL_NAME = "str_replace_editor"
-
-
-@dataclass(frozen=True)
-class ToolResult:
-    """What the model gets back: ``text``; ``is_error`` and a stable ``code`` (``None`` on success)."""
-
-    text: str
-    is_error: bool = False
-    code: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "is_error": self.is_error, "text": self.text}
-
-
-class _Refused(vfs.VfsError):
-    """A model-facing refusal with an explicit code (used where no vfs error class fits)."""
-
-    def __init__(self, message: str, code: str, *, path: str | None = None) -> None:
-        super().__init__(message, path=path)
-        self.refusal_code = code
-
-
-def _code(exc: vfs.VfsError) -> str:
-    return exc.refusal_code if isinstance(exc, _Refused) else exc.code
-
-
-def error_result(exc: vfs.VfsError) -> ToolResult:
-    return ToolResult(f"Error: {exc.message}", True, _code(exc))
 
 
 class StrReplaceEditor:
@@ -105,8 +77,7 @@ class StrReplaceEditor:
         except vfs.VfsError as exc:
             return error_result(exc)
         except Exception as exc:  # noqa: BLE001 - a tool call must never surface a traceback
-            message = f"Unexpected failure ({type(exc).__name__}): {exc}. Nothing was changed."
-            return ToolResult(f"Error: {message}", True, vfs.IOFailure.code)
+            return unexpected_result(exc)
 
     __call__ = run
 
@@ -286,10 +257,9 @@ class StrReplaceEditor:
         entries = self.workspace.log(limit=1)
         files = [c for c in entries[0].changes if c.action != "mkdir"] if entries else []
         if not files or any(c.path != path for c in files):
-            raise _Refused(
+            raise vfs.NotFound(
                 f"No edit to undo for {path}: the most recent change in the workspace is not an edit of "
                 "this file (only the latest change can be undone).",
-                vfs.NotFound.code,
                 path=path,
             )
         observed = self.session.observation(path) if self.session is not None else None

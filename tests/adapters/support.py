@@ -75,7 +75,9 @@ class HttpServer:
         return int(self.process.returncode)
 
 
-def start_http_server(root: Path | str, log_dir: Path, *extra: str, port: int | None = None) -> HttpServer:
+def start_http_server(
+    root: Path | str, log_dir: Path, *extra: str, port: int | None = None, env: dict[str, str] | None = None
+) -> HttpServer:
     """Start ``vfs serve --transport http`` on a free 127.0.0.1 port; return once it accepts connections."""
     port = free_port() if port is None else port
     stderr_path = log_dir / f"serve-{port}.stderr"
@@ -85,9 +87,16 @@ def start_http_server(root: Path | str, log_dir: Path, *extra: str, port: int | 
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,
-            env=cli_env(),
+            env=cli_env(**(env or {})),
             cwd=REPO,
         )
+    return wait_for_announcement(process, stderr_path, root, port)
+
+
+def wait_for_announcement(
+    process: subprocess.Popen[bytes], stderr_path: Path, root: Path | str, port: int = 0
+) -> HttpServer:
+    """Wait until ``vfs serve`` announces its URL on stderr and accepts connections."""
     deadline = time.monotonic() + STARTUP_TIMEOUT
     server = HttpServer(process, stderr_path, "", Path(root))
     while time.monotonic() < deadline:

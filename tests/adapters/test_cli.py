@@ -45,10 +45,10 @@ def test_usage_errors_exit_2_with_one_line(args: list[str], expected: str) -> No
 
 @pytest.mark.parametrize("args", [["schema", "--bogus"], ["serve", "stray"]])
 def test_unrecognized_arguments_exit_2(args: list[str]) -> None:
-    # reported by the top-level parser (editors/cli/__init__.py), in one line like every usage error
+    # reported by the top-level parser (editors/adapters/cli/__init__.py), in one line like every usage error
     done = run_cli(*args)
     assert done.returncode == USAGE
-    assert one_line(done.stderr) == f"vfs: error: unrecognized arguments: {args[-1]} (see 'vfs --help')"
+    assert one_line(done.stderr) == f"vfs: unrecognized arguments: {args[-1]} (see 'vfs --help')"
     assert done.stdout == b""
 
 
@@ -56,7 +56,7 @@ def test_serve_refuses_a_missing_local_root(tmp_path: Path) -> None:
     missing = tmp_path / "no" / "such" / "dir"
     done = run_cli("serve", "--root", str(missing))
     assert done.returncode == FAILURE
-    assert one_line(done.stderr) == f"error: workspace root {missing} is not an existing directory (FS_NOT_FOUND)"
+    assert one_line(done.stderr) == f"vfs serve: workspace root {missing} is not an existing directory (FS_NOT_FOUND)"
     assert done.stdout == b""
     assert not missing.exists()
 

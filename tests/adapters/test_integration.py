@@ -12,7 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 import vfs
-from editors.integration import ToolReply, Toolset, handle_tool_call, parse_tool_call, tool_definitions
+from editors.integration import ToolCall, ToolResult, Toolset, handle_tool_call, parse_tool_call, tool_definitions
 from editors.tools import definitions
 
 PATCH = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n"
@@ -43,6 +43,13 @@ def test_plain_name_and_arguments(ws: vfs.Workspace) -> None:
     reply = handle_tool_call(ws, "apply_patch", PATCH)  # the patch text itself
     assert reply.text == "Success. Updated the following files:\nM src/app.py\n"
     assert content(ws) == b"x = 2\n"
+    changes = [{"path": "/workspace/src/app.py", "action": "update"}]
+    assert reply.message() == {
+        "code": None,
+        "is_error": False,
+        "text": reply.text,
+        "data": {"txid": ws.log(1)[0].txid, "changes": changes},
+    }
 
 
 def test_openai_custom_tool_call(ws: vfs.Workspace) -> None:
@@ -118,7 +125,8 @@ class FakeToolUseBlock(BaseModel):  # the shape of anthropic.types.ToolUseBlock
 def test_sdk_objects_are_accepted(ws: vfs.Workspace) -> None:
     model = FakeToolUseBlock(type="tool_use", id="toolu_9", name="apply_patch", input={"input": PATCH})
     reply = handle_tool_call(ws, model)
-    assert (reply.provider, reply.call_id, reply.is_error) == ("anthropic", "toolu_9", False)
+    assert reply.call == ToolCall("anthropic", "apply_patch", {"input": PATCH}, "toolu_9")
+    assert reply.is_error is False
     assert content(ws) == b"x = 2\n"
     attrs = SimpleNamespace(
         type="custom_tool_call",
@@ -127,7 +135,8 @@ def test_sdk_objects_are_accepted(ws: vfs.Workspace) -> None:
         input='{"command": "view", "path": "/workspace/src/app.py"}',
     )
     reply = handle_tool_call(ws, attrs)
-    assert reply.provider == "openai-custom" and "x = 2" in reply.text
+    assert reply.call is not None and reply.call.provider == "openai-custom"  # type: ignore[attr-defined]
+    assert "x = 2" in reply.text
 
 
 # -- what the model got wrong comes back as an error reply ------------------------------------------
@@ -238,4 +247,4 @@ def test_tool_definitions_are_the_registry_s(ws: vfs.Workspace) -> None:
     for fmt in ("openai", "openai-function", "anthropic", "mcp"):
         assert tool_definitions(fmt) == definitions(fmt)
     assert [d["name"] for d in tool_definitions("anthropic", tools=["apply_patch"])] == ["apply_patch"]
-    assert isinstance(handle_tool_call(ws, "apply_patch", PATCH), ToolReply)
+    assert isinstance(handle_tool_call(ws, "apply_patch", PATCH), ToolResult)

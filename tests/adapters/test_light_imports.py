@@ -1,6 +1,6 @@
 """``vfs apply`` imports only what it needs (in the style of click's ``test_light_imports``).
 
-A subprocess runs the ``vfs apply`` command (``editors.cli.main``) on a small patch and reports
+A subprocess runs the ``vfs apply`` command (``editors.adapters.cli.main``) on a small patch and reports
 every module that got imported, and every import statement an ``editors`` module executed on the
 way (whether or not the module was loaded already: ``vfs`` may import ``json`` itself, the apply
 path must not). Plus: the command lines that ``vfs apply`` parses without argparse come out
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from editors.cli import build_parser
-from editors.cli.apply_cmd import parse_quick
+from editors.adapters.cli import build_parser
+from editors.adapters.cli.apply_cmd import parse_quick
 from tests.adapters.support import REPO, cli_env
 
 # Imported by nothing on the apply path (nor by `import vfs`): other verbs, the other tool, MCP...
@@ -35,13 +35,14 @@ NEVER = (
     "anyio",
     "editors.str_replace_editor",
     "editors.integration",
-    "editors.mcp_server",
+    "editors.adapters.integration",
+    "editors.adapters.mcp",
     "editors.tools",
-    "editors.cli.tool_cmd",
-    "editors.cli.serve_cmd",
-    "editors.cli.schema_cmd",
-    "editors.cli.history_cmd",
-    "editors.cli.demo_cmd",
+    "editors.adapters.cli.tool_cmd",
+    "editors.adapters.cli.serve_cmd",
+    "editors.adapters.cli.schema_cmd",
+    "editors.adapters.cli.history_cmd",
+    "editors.adapters.cli.demo_cmd",
 )
 # What the apply path's own modules may import, besides editors.* and vfs.*.
 ALLOWED_STDLIB = {
@@ -69,7 +70,7 @@ def tracing_import(name, globals=None, locals=None, fromlist=(), level=0):
     return real_import(name, globals, locals, fromlist, level)
 
 builtins.__import__ = tracing_import
-from editors.cli import main
+from editors.adapters.cli import main
 code = main(sys.argv[2:])
 builtins.__import__ = real_import
 with open(sys.argv[1], "w", encoding="utf-8") as out:
@@ -91,9 +92,17 @@ def _run_apply(tmp_path: Path, *options: str) -> dict[str, object]:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "a.txt").write_text("one\ntwo\n")
+    result = _report(tmp_path, "--root", str(root), *options, PATCH)
+    if "--dry-run" not in options:
+        assert (root / "a.txt").read_text() == "ONE\ntwo\n"
+    return result
+
+
+def _report(tmp_path: Path, *apply_args: str) -> dict[str, object]:
+    """``vfs apply APPLY_ARGS`` in a fresh interpreter: its status, the modules loaded, the imports run."""
     report = tmp_path / "report.txt"
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT, str(report), "apply", "--root", str(root), *options, PATCH],
+        [sys.executable, "-c", SCRIPT, str(report), "apply", *apply_args],
         capture_output=True,
         env=cli_env(),
         cwd=REPO,
@@ -103,8 +112,6 @@ def _run_apply(tmp_path: Path, *options: str) -> dict[str, object]:
     assert done.returncode == 0, done.stderr.decode()
     result: dict[str, object] = ast.literal_eval(report.read_text(encoding="utf-8"))
     assert result["code"] == 0
-    if "--dry-run" not in options:
-        assert (root / "a.txt").read_text() == "ONE\ntwo\n"
     return result
 
 
@@ -115,7 +122,17 @@ def _loaded(modules: object, names: tuple[str, ...]) -> list[str]:
 
 @pytest.mark.parametrize("options", [(), ("--dry-run",), ("--diff", "--color", "always")])
 def test_vfs_apply_imports_only_what_it_needs(tmp_path: Path, options: tuple[str, ...]) -> None:
-    result = _run_apply(tmp_path, *options)
+    _check_imports(_run_apply(tmp_path, *options), options)
+
+
+@pytest.mark.parametrize("options", [(), ("--dry-run",), ("--diff", "--color", "always")])
+def test_vfs_apply_on_memory_imports_only_what_it_needs(tmp_path: Path, options: tuple[str, ...]) -> None:
+    """The same on a memory root (nothing to update there: the patch adds a file)."""
+    patch = "*** Begin Patch\n*** Add File: b.txt\n+new\n*** End Patch\n"
+    _check_imports(_report(tmp_path, "--root", "memory://light", *options, patch), options)
+
+
+def _check_imports(result: dict[str, object], options: tuple[str, ...]) -> None:
     assert _loaded(result["modules"], NEVER) == []
     if not options:  # difflib: only when a diff is asked for
         assert _loaded(result["modules"], ("difflib",)) == []
@@ -216,7 +233,7 @@ def test_anything_else_is_left_to_argparse(argv: list[str]) -> None:
 
 
 def test_vfs_apply_pauses_the_cyclic_gc_only_while_it_runs(tmp_path: Path) -> None:
-    from editors.cli import main
+    from editors.adapters.cli import main
 
     (tmp_path / "a.txt").write_text("one\n")
     assert gc.isenabled()

@@ -10,10 +10,11 @@ import lark
 import pytest
 from jsonschema import Draft202012Validator
 
+from editors.adapters.cli import main
 from editors.apply_patch.tool import grammar
-from editors.cli import main
+from editors.result import dumps
 from editors.str_replace_editor.args import input_schema as editor_input_schema
-from editors.tools import FORMATS, TOOL_NAMES, definition, definitions, dumps, input_schema
+from editors.tools import FORMATS, TOOL_NAMES, definition, definitions, input_schema
 from tests.adapters.support import run_cli
 
 VALID_PATCH = (

@@ -6,8 +6,9 @@ import uuid
 from typing import Any
 
 import vfs
-from editors.mcp_server import Sessions, _client_key, to_call_result
-from editors.tools import ToolCallResult, Toolset
+from editors.adapters.mcp import Sessions, _client_key, to_call_result
+from editors.result import ToolResult
+from editors.tools import Toolset
 
 
 class Clock:
@@ -85,9 +86,9 @@ def test_client_keys() -> None:
 
 
 def test_tool_errors_carry_text_and_code() -> None:
-    error = to_call_result(ToolCallResult("Error: nope", True, "FS_NOT_FOUND"))
+    error = to_call_result(ToolResult("Error: nope", True, "FS_NOT_FOUND"))
     assert error.is_error is True
     assert [(c.type, c.text) for c in error.content] == [("text", "Error: nope")]
     assert error.structured_content == {"code": "FS_NOT_FOUND", "is_error": True, "text": "Error: nope"}
-    ok = to_call_result(ToolCallResult("done"))
+    ok = to_call_result(ToolResult("done"))
     assert ok.is_error is False and ok.structured_content is None

@@ -9,6 +9,7 @@ import lark
 import pytest
 
 from editors.apply_patch import tool
+from editors.result import dumps
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus" / "codex"
 # Invalid (005 empty, 013 bad header), or only valid for the lenient parser (padded markers),
@@ -105,7 +106,7 @@ def test_function_and_mcp_definitions_share_one_string_input() -> None:
 
 
 def test_definitions_are_byte_stable_json() -> None:
-    first = tool.dumps(tool.tool_definitions())
-    second = tool.dumps(json.loads(first))
+    first = dumps(tool.tool_definitions())
+    second = dumps(json.loads(first))
     assert first == second
     assert list(json.loads(first)) == sorted(json.loads(first))

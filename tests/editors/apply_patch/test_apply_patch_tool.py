@@ -306,21 +306,30 @@ def test_patch_from_arguments_says_what_is_wrong(arguments: Any, fragment: str) 
 
 def test_call_tool_reports_success_and_errors_as_text(make_workspace: Any) -> None:
     ws = make_workspace({})
-    ok = call_tool(ws, {"input": PATCH})
-    assert ok.to_dict() == {"ok": True, "output": "Success. Updated the following files:\nA t.txt\n", "code": None}
-    bad = call_tool(ws, {"input": wrap("*** Delete File: missing.txt")})
-    assert (bad.ok, bad.output, bad.code) == (
-        False,
+    committed: list[vfs.CommitResult] = []
+    ok = call_tool(ws, {"input": PATCH}, on_commit=committed.append)
+    assert [c.txid for c in committed] == [ws.log(1)[0].txid]
+    assert ok.to_dict() == {
+        "code": None,
+        "is_error": False,
+        "text": "Success. Updated the following files:\nA t.txt\n",
+        "data": {"txid": committed[0].txid, "changes": [{"path": f"{ws.mount}/t.txt", "action": "add"}]},
+    }
+    bad = call_tool(ws, {"input": wrap("*** Delete File: missing.txt")}, on_commit=committed.append)
+    assert (bad.is_error, bad.text, bad.code, bad.data) == (
+        True,
         f"apply_patch verification failed: Failed to delete file {ws.mount}/missing.txt",
         "PATCH_DELETE_FAILED",
+        None,
     )
+    assert len(committed) == 1  # a failed call commits nothing
     parse = call_tool(ws, "*** Begin Patch\nbad\n*** End Patch")
-    assert parse.output == (
+    assert parse.text == (
         "apply_patch verification failed: invalid hunk at line 2, 'bad' is not a valid hunk header. Valid hunk "
         "headers: '*** Add File: {path}', '*** Delete File: {path}', '*** Update File: {path}'"
     )
     denied = call_tool(ws, wrap("*** Add File: ../x\n+x"))
-    assert (denied.ok, denied.code) == (False, "FS_SANDBOX_DENIED")
+    assert (denied.is_error, denied.code) == (True, "FS_SANDBOX_DENIED")
     envelope = call_tool(ws, {"text": PATCH})
-    assert (envelope.ok, envelope.code) == (False, "PATCH_INVALID_INPUT")
+    assert (envelope.is_error, envelope.code) == (True, "PATCH_INVALID_INPUT")
     assert snapshot_tree(ws) == {"t.txt": b"t\n"}

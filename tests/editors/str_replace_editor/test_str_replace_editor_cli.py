@@ -106,7 +106,9 @@ def test_errors_go_to_stdout_with_the_code_on_stderr(root: Path, call, code, mes
 def test_invalid_json_is_a_tool_error(root: Path):
     proc = vfs_tool("str_replace_editor", "--root", str(root), '{"command": "view",')
     assert proc.returncode == 1
-    assert proc.stdout.startswith(b"Error: ARGS_JSON is not valid JSON: ")
+    assert proc.stdout.startswith(
+        b"Error: The arguments of the str_replace_editor tool must be a JSON object; they are not valid JSON ("
+    )  # the text every surface gives for this mistake
     assert proc.stderr == b"code: FS_INVALID_ARGUMENT\n"
 
 

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from editors.result import dumps
 from editors.str_replace_editor import definitions, listing, render
 from editors.str_replace_editor.args import (
     ArgumentError,
@@ -58,8 +59,8 @@ def test_undo_edit_changes_the_schema_only_when_enabled():
 
 def test_schema_and_definitions_are_byte_stable_across_processes():
     code = (
-        "from editors.str_replace_editor import definitions as d;"
-        "import sys; sys.stdout.write(d.dumps(d.tool_definitions()) + d.dumps(d.tool_definitions({'enable_undo': True})))"
+        "from editors.str_replace_editor import definitions as d; from editors.result import dumps;"
+        "import sys; sys.stdout.write(dumps(d.tool_definitions()) + dumps(d.tool_definitions({'enable_undo': True})))"
     )
     outputs = {
         subprocess.run(
@@ -72,9 +73,7 @@ def test_schema_and_definitions_are_byte_stable_across_processes():
         for seed in (0, 1, 12345)
     }
     assert len(outputs) == 1
-    here = definitions.dumps(definitions.tool_definitions()) + definitions.dumps(
-        definitions.tool_definitions({"enable_undo": True})
-    )
+    here = dumps(definitions.tool_definitions()) + dumps(definitions.tool_definitions({"enable_undo": True}))
     assert outputs == {here.encode("utf-8")}
 
 

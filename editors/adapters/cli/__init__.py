@@ -16,19 +16,21 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from editors.adapters.cli.errors import EXIT_USAGE, CliError, Interrupted, UsageError
+
 if TYPE_CHECKING:
     import argparse
 
 # verb -> (module, one-line help). Sorted by how often people use them.
 VERBS: dict[str, tuple[str, str]] = {
-    "apply": ("editors.cli.apply_cmd", "apply a Codex-style patch atomically (drop-in for apply_patch)"),
-    "tool": ("editors.cli.tool_cmd", "run one model tool call (str_replace_editor or apply_patch)"),
-    "log": ("editors.cli.history_cmd", "list recent transactions and the files they changed"),
-    "undo": ("editors.cli.history_cmd", "revert the most recent transaction (repeatable)"),
-    "recover": ("editors.cli.history_cmd", "finish or roll back a commit interrupted by a crash"),
-    "serve": ("editors.cli.serve_cmd", "serve the tools over MCP (stdio or HTTP)"),
-    "schema": ("editors.cli.schema_cmd", "print tool definitions for OpenAI, Anthropic or MCP"),
-    "demo": ("editors.cli.demo_cmd", "apply an example patch to a fresh workspace and show the result"),
+    "apply": ("editors.adapters.cli.apply_cmd", "apply a Codex-style patch atomically (drop-in for apply_patch)"),
+    "tool": ("editors.adapters.cli.tool_cmd", "run one model tool call (str_replace_editor or apply_patch)"),
+    "log": ("editors.adapters.cli.history_cmd", "list recent transactions and the files they changed"),
+    "undo": ("editors.adapters.cli.history_cmd", "revert the most recent transaction (repeatable)"),
+    "recover": ("editors.adapters.cli.history_cmd", "finish or roll back a commit interrupted by a crash"),
+    "serve": ("editors.adapters.cli.serve_cmd", "serve the tools over MCP (stdio or HTTP)"),
+    "schema": ("editors.adapters.cli.schema_cmd", "print tool definitions for OpenAI, Anthropic or MCP"),
+    "demo": ("editors.adapters.cli.demo_cmd", "apply an example patch to a fresh workspace and show the result"),
 }
 
 EPILOG = """examples:
@@ -54,10 +56,10 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     import argparse
 
     class _Parser(argparse.ArgumentParser):
-        """Usage errors as one line (``vfs apply: error: ...``), exit 2; ``--help`` shows the usage."""
+        """Usage errors are :class:`UsageError` (one line, exit 2) like any other; ``--help`` shows the usage."""
 
         def error(self, message: str) -> NoReturn:
-            self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+            raise UsageError(message, prog=self.prog)
 
     parser = _Parser(
         prog="vfs",
@@ -83,6 +85,24 @@ def _parse_quick(args_list: list[str]) -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one ``vfs`` command line; the exit status. Every failure is shown here, once."""
+    try:
+        return _main_gc(argv)
+    except CliError as exc:
+        exc.show()
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return interrupted()
+
+
+def interrupted() -> int:
+    """Ctrl-C, shown the same way for every verb; the exit status."""
+    error = Interrupted()
+    error.show()
+    return error.exit_code
+
+
+def _main_gc(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] != ["apply"] or not gc.isenabled():
         return _main(args_list)
@@ -105,11 +125,18 @@ def _main(args_list: list[str]) -> int:
         args = parser.parse_args(args_list)
         if not args.verb:
             parser.print_help()
-            return 2
+            return EXIT_USAGE
     module = importlib.import_module(VERBS[args.verb][0])
+    import vfs  # every verb's module has imported it already
+
     try:
         code: int = module.run(args)
         sys.stdout.flush()
+    except CliError as exc:
+        exc.prog = exc.prog or f"vfs {args.verb}"
+        raise
+    except vfs.VfsError as exc:  # what a verb did not handle itself: its message and code
+        raise CliError.of(exc, prog=f"vfs {args.verb}") from None
     except BrokenPipeError:
         # The reader went away (`vfs log | head`): stop quietly, as Unix tools do.
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -1,4 +1,4 @@
-"""What every verb shares: the workspace options, opening the workspace, and error reporting."""
+"""What every verb shares: the workspace options and opening the workspace (errors: :mod:`.errors`)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,6 @@ import vfs
 if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace
-
-# Exit statuses shared by every verb.
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
 
 
 def add_workspace_args(parser: argparse.ArgumentParser, *, mount: bool = True, mode: bool = True) -> None:
@@ -74,7 +69,7 @@ def open_workspace(args: argparse.Namespace | SimpleNamespace, **options: Any) -
     )
 
 
-def report_error(exc: vfs.VfsError) -> int:
-    """One line on stderr: the message and its stable code."""
-    print(f"error: {exc.message} ({exc.code})", file=sys.stderr)
-    return EXIT_FAILURE
+def read_stdin() -> bytes:
+    """All of stdin, as bytes (a text stream without a buffer: tests feeding text)."""
+    stdin = getattr(sys.stdin, "buffer", None)
+    return bytes(stdin.read()) if stdin is not None else sys.stdin.read().encode("utf-8")

@@ -13,9 +13,10 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 import vfs
+from editors.adapters.cli.common import add_workspace_args, open_workspace, read_stdin
+from editors.adapters.cli.errors import EXIT_OK, CodexError, CodexUsage, write
 from editors.apply_patch.errors import ApplyPatchError
-from editors.apply_patch.tool import apply_patch
-from editors.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, add_workspace_args, open_workspace
+from editors.apply_patch.tool import ApplyResult, apply_patch
 
 if TYPE_CHECKING:
     import argparse
@@ -106,22 +107,6 @@ def parse_quick(argv: Sequence[str]) -> SimpleNamespace | None:
     return SimpleNamespace(**values)
 
 
-def _write(stream: object, text: str) -> None:
-    """UTF-8 whatever the locale says (as Codex prints), then flush."""
-    buffer = getattr(stream, "buffer", None)
-    if buffer is not None:
-        buffer.write(text.encode("utf-8"))
-        buffer.flush()
-    else:  # a text stream without a buffer (tests capturing output)
-        stream.write(text)  # type: ignore[attr-defined]
-        stream.flush()  # type: ignore[attr-defined]
-
-
-def _error(text: str) -> None:
-    """One message and a line break, like Rust's ``eprintln!`` (even if the text ends with one)."""
-    _write(sys.stderr, text + "\n")
-
-
 ANSI = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m", "header": "\x1b[1m", "reset": "\x1b[0m"}
 
 
@@ -155,58 +140,52 @@ def _progress(message: str) -> None:
         sys.stderr.flush()
 
 
-def _read_patch(args: argparse.Namespace | SimpleNamespace) -> tuple[str | None, int]:
+def _read_patch(args: argparse.Namespace | SimpleNamespace) -> str:
+    """The patch: the argument, or stdin. Failures in Codex's words (``CodexError``)."""
     if args.patch is not None:
         try:
             args.patch.encode("utf-8")  # undecodable argv bytes arrive as lone surrogates
         except UnicodeEncodeError:
-            _error("Error: apply_patch requires a UTF-8 PATCH argument.")
-            return None, EXIT_FAILURE
-        return args.patch, EXIT_OK
-    stdin = getattr(sys.stdin, "buffer", None)
+            raise CodexError("Error: apply_patch requires a UTF-8 PATCH argument.") from None
+        return str(args.patch)
     try:
-        data = stdin.read() if stdin is not None else sys.stdin.read().encode("utf-8")
+        data = read_stdin()
     except OSError as exc:
-        _error(f"Error: Failed to read PATCH from stdin.\n{exc}")
-        return None, EXIT_FAILURE
+        raise CodexError(f"Error: Failed to read PATCH from stdin.\n{exc}") from None
     if not data:
-        _error(USAGE)
-        return None, EXIT_USAGE
+        raise CodexUsage(USAGE)
     try:
-        return data.decode("utf-8"), EXIT_OK
+        return data.decode("utf-8")
     except UnicodeDecodeError:
-        _error("Error: Failed to read PATCH from stdin.\nstream did not contain valid UTF-8")
-        return None, EXIT_FAILURE
+        raise CodexError("Error: Failed to read PATCH from stdin.\nstream did not contain valid UTF-8") from None
 
 
-def run(args: argparse.Namespace | SimpleNamespace) -> int:
-    patch, status = _read_patch(args)
-    if patch is None:
-        return status
+def _apply(args: argparse.Namespace | SimpleNamespace, patch: str) -> ApplyResult:
     try:
         workspace = open_workspace(args)
     except vfs.VfsError as exc:
-        _error(exc.message)
-        return EXIT_FAILURE
+        raise CodexError(exc.message) from None
     _progress(f"applying patch to {workspace.root} ...")
     try:
-        result = apply_patch(workspace, patch, diff=args.diff or args.dry_run, dry_run=args.dry_run)
+        return apply_patch(workspace, patch, diff=args.diff or args.dry_run, dry_run=args.dry_run)
     except ApplyPatchError as exc:
-        _error(exc.cli_message)
-        return EXIT_FAILURE
+        raise CodexError(exc.cli_message) from None
     except vfs.VfsError as exc:
-        _error(exc.message)
-        return EXIT_FAILURE
+        raise CodexError(exc.message) from None
     finally:
         _progress("")
         workspace.close()
+
+
+def run(args: argparse.Namespace | SimpleNamespace) -> int:
+    result = _apply(args, _read_patch(args))
     if args.dry_run:  # Codex's summary, reworded so nobody mistakes it for a change made
         lines = result.summary.split("\n", 1)
-        _write(
+        write(
             sys.stdout, "Dry run: nothing was changed. The patch would update:\n" + (lines[1] if len(lines) > 1 else "")
         )
     else:
-        _write(sys.stdout, result.summary)
+        write(sys.stdout, result.summary)
     if result.diff:
-        _write(sys.stdout, colorize(result.diff) if _use_color(args.color, sys.stdout) else result.diff)
+        write(sys.stdout, colorize(result.diff) if _use_color(args.color, sys.stdout) else result.diff)
     return EXIT_OK

@@ -18,6 +18,7 @@ content. Nothing a client sends crashes the server. Calls run in a worker thread
 
 from __future__ import annotations
 
+import hmac
 import os
 import signal
 import socket
@@ -34,7 +35,8 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 
 import vfs
-from editors.tools import ToolCallResult, Toolset, definitions
+from editors.result import ToolResult, unexpected_result
+from editors.tools import Toolset, definitions
 
 SERVER_NAME = "vfs"
 HTTP_PATH = "/mcp"
@@ -120,18 +122,28 @@ def _client_key(ctx: Any) -> tuple[bool, str | None]:
 _CALLING = threading.Lock()
 
 
-def _run_call(toolset: Toolset, name: str, arguments: Any) -> ToolCallResult:
+def _run_call(toolset: Toolset, name: str, arguments: Any) -> ToolResult:
     with _CALLING:
         return toolset.call(name, arguments)
 
 
-def _exit_when_idle(signum: int, frame: Any) -> None:
-    """Stop a stdio server now (its stdin reader thread cannot be interrupted), never mid-call."""
-    with _CALLING:
-        os._exit(0)
+def _exit_when_idle(status: Callable[[], int]) -> Callable[[int, Any], None]:
+    """A signal handler stopping a stdio server now, never mid-call, with exit status ``status()``.
+
+    The process exits at once: its stdin reader thread cannot be interrupted, so unwinding (a
+    ``KeyboardInterrupt``) would leave the interpreter waiting for that thread at exit.
+    """
+
+    def handler(signum: int, frame: Any) -> None:
+        with _CALLING:
+            os._exit(status())
+
+    return handler
 
 
-def to_call_result(result: ToolCallResult) -> types.CallToolResult:
+def to_call_result(result: ToolResult) -> types.CallToolResult:
+    """The MCP rendering: the model's text as content; on failure, :meth:`ToolResult.to_dict` as
+    structured content too (its ``code`` for programs)."""
     content: list[types.ContentBlock] = [types.TextContent(type="text", text=result.text)]
     if not result.is_error:
         return types.CallToolResult(content=content, is_error=False)
@@ -167,11 +179,9 @@ def build_server(
             async with serial:
                 result = await anyio.to_thread.run_sync(_run_call, toolset, params.name, arguments)
             if is_http and key is None and result.code == vfs.NotObserved.code:
-                result = ToolCallResult(result.text + NO_SESSION_HINT, True, result.code)
+                result = ToolResult(result.text + NO_SESSION_HINT, True, result.code)
         except Exception as exc:  # noqa: BLE001 - a call must never take the server down
-            result = ToolCallResult(
-                f"Error: Unexpected failure ({type(exc).__name__}): {exc}", True, vfs.IOFailure.code
-            )
+            result = unexpected_result(exc)
         return to_call_result(result)
 
     server: Server[Any] = Server(
@@ -193,14 +203,17 @@ def build_server(
 # -- transports -----------------------------------------------------------------------------------
 
 
-def serve_stdio(workspace: vfs.Workspace, *, config: Any = None) -> None:
-    """Serve one client over stdin/stdout until it closes stdin (or SIGINT / SIGTERM: exit 0)."""
+def serve_stdio(workspace: vfs.Workspace, *, config: Any = None, interrupted: Callable[[], int] = lambda: 0) -> None:
+    """Serve one client over stdin/stdout until it closes stdin.
+
+    SIGTERM exits 0; SIGINT exits with ``interrupted()`` (which may report it first).
+    """
     from mcp.server.stdio import stdio_server
 
     server = build_server(workspace, config=config)
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _exit_when_idle)
-        signal.signal(signal.SIGTERM, _exit_when_idle)
+        signal.signal(signal.SIGINT, _exit_when_idle(interrupted))
+        signal.signal(signal.SIGTERM, _exit_when_idle(lambda: 0))
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
@@ -224,15 +237,49 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def http_app(workspace: vfs.Workspace, *, host: str, config: Any = None) -> Any:
-    """The Starlette app serving Streamable HTTP at ``/mcp`` (DNS-rebinding protection on loopback)."""
+class BearerAuth:
+    """ASGI middleware: an HTTP request without ``Authorization: Bearer <token>`` gets 401.
+
+    The comparison takes the same time whatever the bytes sent, so response timing tells an
+    attacker nothing about the token. Lifespan events pass through untouched.
+    """
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    def _authorized(self, scope: dict[str, Any]) -> bool:
+        sent = [value for name, value in scope.get("headers", ()) if name.lower() == b"authorization"]
+        return len(sent) == 1 and hmac.compare_digest(sent[0], self._expected)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or self._authorized(scope):
+            await self.app(scope, receive, send)
+            return
+        body = b"401 Unauthorized: send the server's token as 'Authorization: Bearer <token>'\n"
+        headers = [
+            (b"content-type", b"text/plain; charset=utf-8"),
+            (b"content-length", str(len(body)).encode()),
+            (b"www-authenticate", b'Bearer realm="vfs"'),
+        ]
+        await send({"type": "http.response.start", "status": 401, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def http_app(workspace: vfs.Workspace, *, host: str, config: Any = None, token: str | None = None) -> Any:
+    """The ASGI app serving Streamable HTTP at ``/mcp``.
+
+    The SDK turns on its Host / Origin checks (DNS rebinding) on a loopback ``host``; ``token``
+    (required by ``vfs serve`` beyond loopback) makes every request carry it as a bearer token.
+    """
     server = build_server(workspace, config=config, modern_era=False)
-    return server.streamable_http_app(
+    app = server.streamable_http_app(
         streamable_http_path=HTTP_PATH,
         host=host,
         session_idle_timeout=SESSION_IDLE_TIMEOUT,
         max_sessions=MAX_SESSIONS,
     )
+    return BearerAuth(app, token) if token else app
 
 
 def serve_http(
@@ -240,13 +287,14 @@ def serve_http(
     sock: socket.socket,
     *,
     config: Any = None,
+    token: str | None = None,
     announce: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve Streamable HTTP on the bound ``sock`` until SIGINT/SIGTERM."""
+    """Serve Streamable HTTP on the bound ``sock`` until SIGINT/SIGTERM (``token``: see :func:`http_app`)."""
     import uvicorn
 
     host, port = sock.getsockname()[:2]
-    app = http_app(workspace, host=host, config=config)
+    app = http_app(workspace, host=host, config=config, token=token)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}{HTTP_PATH}"
 

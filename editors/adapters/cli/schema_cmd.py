@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from editors.cli.common import EXIT_OK, EXIT_USAGE
-from editors.cli.serve_cmd import add_editor_args, editor_config, one_line_errors
+from editors.adapters.cli.errors import EXIT_OK, UsageError
+from editors.adapters.cli.serve_cmd import add_editor_args, editor_config
 
 FORMATS = ("openai", "openai-function", "anthropic", "mcp")  # = editors.tools.FORMATS (kept import-free)
 TOOLS = ("str_replace_editor", "apply_patch")  # = editors.tools.TOOL_NAMES
@@ -39,12 +39,12 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
     )
     parser.add_argument("--tool", choices=TOOLS, default=None, help="only this tool (printed as one object)")
     add_editor_args(parser, output=False)
-    one_line_errors(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    from editors.result import dumps
     from editors.str_replace_editor.config import ConfigError
-    from editors.tools import definition, definitions, dumps
+    from editors.tools import definition, definitions
 
     try:
         config = editor_config(args)
@@ -52,8 +52,7 @@ def run(args: argparse.Namespace) -> int:
             definition(args.tool, args.format, config=config) if args.tool else definitions(args.format, config=config)
         )
     except ConfigError as exc:
-        print(f"vfs schema: {exc.message} (see 'vfs schema --help')", file=sys.stderr)
-        return EXIT_USAGE
+        raise UsageError(exc.message) from None
     data = dumps(value).encode("utf-8")
     sys.stdout.buffer.write(data)
     sys.stdout.buffer.flush()

@@ -1,0 +1,3 @@
+from editors.adapters.cli import main
+
+raise SystemExit(main())

@@ -1,3 +1,0 @@
-from editors.cli import main
-
-raise SystemExit(main())
