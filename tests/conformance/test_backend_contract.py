@@ -29,6 +29,14 @@ class TestEveryBackend(BackendContract):
     def identical_rewrite_changes_version(self, make_workspace: WorkspaceFactory) -> bool:
         return make_workspace.id not in CONTENT_VERSIONED
 
+    def test_too_big_is_refused_before_reading(self, backend: Backend, make_workspace: WorkspaceFactory) -> None:
+        if make_workspace.id == "s3":
+            # the moto server answers from threads of this process, and the check counts every
+            # allocation of the process: the server's own buffers (up to 2.5x the object, seen
+            # on a HEAD) would be charged to the backend
+            pytest.skip("the S3 server runs inside the test process")
+        super().test_too_big_is_refused_before_reading(backend)
+
 
 class LoopBatchMemory(MemoryBackend):
     """The memory backend with the optional batch methods written as the plainest loop over the
