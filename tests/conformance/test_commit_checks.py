@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import vfs
-from backends.base import PreconditionFailed, Vanished, content_digest
+from backends.base import DeleteItem, PreconditionFailed, Vanished, WriteItem, content_digest
 from tests.support.trees import snapshot_tree, write_external
 
 
@@ -15,16 +15,16 @@ def test_write_with_the_callers_digest_gives_a_checkable_version(make_workspace)
     ws = make_workspace({"a.txt": b"one"})
     backend = ws.backend
     data = b"two\n"
-    info = backend.write("a.txt", data, digest=content_digest(data))
+    info = backend.write(WriteItem("a.txt", data, digest=content_digest(data)))
     assert backend.matches("a.txt", info.version)
     assert backend.read("a.txt")[0] == data
-    backend.write("a.txt", b"TWO\n")  # same size, same instant: the version must still move
+    backend.write(WriteItem("a.txt", b"TWO\n"))  # same size, same instant: the version must still move
     assert not backend.matches("a.txt", info.version)
 
 
 def test_unversioned_write_still_writes(make_workspace):
     ws = make_workspace({})
-    info = ws.backend.write("rec.bin", b"\x00record", versioned=False)
+    info = ws.backend.write(WriteItem("rec.bin", b"\x00record", versioned=False))
     assert info.key == "rec.bin"
     assert ws.backend.read("rec.bin")[0] == b"\x00record"
 
@@ -33,11 +33,11 @@ def test_conditional_write_on_a_vanished_file_says_so(make_workspace):
     ws = make_workspace({"a.txt": b"one"})
     backend = ws.backend
     version = backend.stat("a.txt").version
-    backend.delete("a.txt")
+    backend.delete(DeleteItem("a.txt"))
     with pytest.raises(Vanished):
-        backend.write("a.txt", b"two", if_version=version)
+        backend.write(WriteItem("a.txt", b"two", if_version=version))
     with pytest.raises(FileNotFoundError):  # Vanished is also a FileNotFoundError
-        backend.delete("a.txt", if_version=version)
+        backend.delete(DeleteItem("a.txt", if_version=version))
     assert backend.stat("a.txt") is None
 
 
@@ -47,7 +47,7 @@ def test_conditional_write_on_a_changed_file_is_not_vanished(make_workspace):
     version = backend.stat("a.txt").version
     write_external(backend, "a.txt", b"theirs")
     with pytest.raises(PreconditionFailed) as info:
-        backend.write("a.txt", b"mine", if_version=version)
+        backend.write(WriteItem("a.txt", b"mine", if_version=version))
     assert not isinstance(info.value, Vanished)
     assert backend.read("a.txt")[0] == b"theirs"
 
@@ -64,7 +64,7 @@ def test_target_stale_at_commit(make_workspace, files, meddling):
         for i in range(files):
             tx.write(f"{m}/f{i}.txt", tx.read(f"{m}/f{i}.txt").data + b" new")
         if meddling == "deleted":
-            ws.backend.delete(last)
+            ws.backend.delete(DeleteItem(last))
         else:
             write_external(ws.backend, last, b"theirs")
     assert info.value.code == "FS_STALE_VERSION"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import vfs
+from backends.base import WriteItem
 from tests.support.trees import snapshot_tree, write_external
 
 
@@ -170,7 +171,7 @@ def test_move_overwrites_and_keeps_mode(make_workspace):
     ws = make_workspace({"src.sh": b"#!/bin/sh\n", "dst.sh": b"old"})
     m = ws.mount
     if ws.capabilities.modes:
-        ws.backend.write("src.sh", b"#!/bin/sh\n", mode=0o755)
+        ws.backend.write(WriteItem("src.sh", b"#!/bin/sh\n", mode=0o755))
     with ws.transaction() as tx:
         tx.move(f"{m}/src.sh", f"{m}/dst.sh")
     assert snapshot_tree(ws) == {"dst.sh": b"#!/bin/sh\n"}
@@ -182,7 +183,7 @@ def test_replace_preserves_mode(make_workspace):
     ws = make_workspace({"run.sh": b"a"})
     if not ws.capabilities.modes:
         pytest.skip("backend stores no modes")
-    ws.backend.write("run.sh", b"a", mode=0o751)
+    ws.backend.write(WriteItem("run.sh", b"a", mode=0o751))
     ws.write_bytes(f"{ws.mount}/run.sh", b"b")
     assert ws.stat(f"{ws.mount}/run.sh").mode == 0o751
 
