@@ -46,10 +46,11 @@ def test_import_vfs_is_light():
     code = (
         "import sys, json, vfs, editors; "
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('s3fs', 'boto3', 'botocore', 'aiobotocore', 'fsspec', 'pydantic', 'mcp', 'lark'))))"
+        "('s3fs', 'boto3', 'botocore', 'aiobotocore', 'fsspec', 'pydantic', 'mcp', 'lark', 'pytest'))))"
     )
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    # pytest too: the shipped contract suite (backends.testing) must stay out of `import vfs`
     assert json.loads(out) == []
 
 

@@ -1,0 +1,482 @@
+"""The backend contract as a test suite that any backend can run, shipped with the package.
+
+vfs trusts a backend only for what :mod:`backends.base` states; this module checks those statements
+primitive by primitive (the way fsspec ships its abstract tests for filesystem implementers). It
+needs pytest and is imported by tests only (``import vfs`` never loads it).
+
+Use it from a test module::
+
+    import pytest
+    from backends.testing import BackendContract
+
+    class TestMyBackend(BackendContract):
+        @pytest.fixture
+        def backend(self, tmp_path):
+            backend = MyBackend(...)  # a fresh, empty root for every test
+            yield backend
+            backend.close()
+
+Every test takes the ``backend`` fixture and nothing else from the caller, writes below the root it
+is given, and reads only what it wrote. Tests of an optional feature skip where the backend's
+:class:`~backends.base.Capabilities` (or the absence of :class:`~backends.base.BatchBackend`)
+says the feature is not offered, so a skip is a declared limitation, never a silent pass.
+
+One behaviour depends on how a backend builds versions rather than on a capability: override the
+``identical_rewrite_changes_version`` fixture to return ``False`` when versions are derived from
+the content (a content hash, an S3 ETag without bucket versioning). The suite then checks the weaker
+promise those versions give instead: a version that still matches denotes exactly the same bytes.
+"""
+
+from __future__ import annotations
+
+import errno
+import threading
+import tracemalloc
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from backends.base import (
+    Backend,
+    BatchBackend,
+    Capabilities,
+    DeleteItem,
+    FileInfo,
+    PreconditionFailed,
+    TooBig,
+    Vanished,
+    WriteItem,
+    content_digest,
+)
+
+
+def _keys(infos: list[FileInfo]) -> set[str]:
+    return {info.key for info in infos}
+
+
+def _batch(backend: Backend) -> BatchBackend:
+    if not isinstance(backend, BatchBackend):
+        pytest.skip(f"{type(backend).__name__} has no batch methods (BatchBackend is optional)")
+    return backend
+
+
+def _real_directories(backend: Backend) -> None:
+    if not backend.capabilities.real_directories:
+        pytest.skip("directories are key prefixes here (Capabilities.real_directories is False)")
+
+
+class BackendContract:
+    """The contract of :class:`backends.base.Backend` (and :class:`BatchBackend` where offered).
+
+    Subclass it as ``Test...`` and override the ``backend`` fixture; see the module docstring."""
+
+    @pytest.fixture
+    def backend(self) -> Iterator[Backend]:
+        """A fresh backend over an empty root; override it (and close the backend afterwards)."""
+        raise NotImplementedError("override the `backend` fixture to return a fresh, empty backend")
+        yield  # pragma: no cover - a generator, like the fixtures that override it
+
+    @pytest.fixture
+    def identical_rewrite_changes_version(self) -> bool:
+        """Whether rewriting identical bytes gives a new version (see the module docstring)."""
+        return True
+
+    # -- identity -----------------------------------------------------------------------------
+
+    def test_declares_the_protocol(self, backend: Backend) -> None:
+        assert isinstance(backend, Backend)
+        assert isinstance(backend.capabilities, Capabilities)
+        assert isinstance(backend.name, str) and backend.name
+        assert isinstance(backend.describe(), str) and backend.describe()
+
+    # -- stat / read / write ------------------------------------------------------------------
+
+    def test_a_fresh_root_is_an_empty_directory(self, backend: Backend) -> None:
+        root = backend.stat("")
+        assert root is not None and root.kind == "directory"
+        assert backend.list("") == []
+        assert backend.stat("a.txt") is None
+
+    def test_write_then_stat_and_read_describe_the_same_bytes(self, backend: Backend) -> None:
+        written = backend.write(WriteItem("a.txt", b"alpha\n"))
+        assert written.key == "a.txt" and written.kind == "file" and written.size == 6
+        assert written.version is not None
+        seen = backend.stat("a.txt")
+        assert seen is not None and (seen.kind, seen.size, seen.version) == ("file", 6, written.version)
+        data, info = backend.read("a.txt")
+        assert data == b"alpha\n"
+        assert (info.key, info.size, info.version) == ("a.txt", 6, written.version)
+
+    def test_write_accepts_pieces_stored_back_to_back(self, backend: Backend) -> None:
+        # vfs's journal records are a header plus pre-images it already holds, passed as a list
+        info = backend.write(WriteItem("rec.bin", [b"head|", b"", b"body"]))
+        assert info.size == 9
+        assert backend.read("rec.bin")[0] == b"head|body"
+
+    def test_empty_file(self, backend: Backend) -> None:
+        backend.write(WriteItem("empty", b""))
+        assert backend.read("empty", limit=0)[0] == b""
+        seen = backend.stat("empty")
+        assert seen is not None and seen.kind == "file" and seen.size == 0
+
+    def test_read_of_a_missing_file_is_file_not_found(self, backend: Backend) -> None:
+        with pytest.raises(FileNotFoundError):
+            backend.read("missing.txt")
+
+    def test_read_of_a_directory_is_refused(self, backend: Backend) -> None:
+        _real_directories(backend)
+        backend.mkdir("d")
+        with pytest.raises(IsADirectoryError):
+            backend.read("d")
+
+    def test_replace_changes_bytes_and_version(self, backend: Backend) -> None:
+        first = backend.write(WriteItem("a.txt", b"one"))
+        # same size, most likely the same clock tick: a version made of size and mtime would not move
+        second = backend.write(WriteItem("a.txt", b"two"))
+        assert second.version != first.version
+        data, info = backend.read("a.txt")
+        assert (data, info.version) == (b"two", second.version)
+        assert not backend.matches("a.txt", first.version)
+        assert backend.matches("a.txt", second.version)
+
+    def test_identical_rewrite(self, backend: Backend, identical_rewrite_changes_version: bool) -> None:
+        first = backend.write(WriteItem("a.txt", b"same"))
+        second = backend.write(WriteItem("a.txt", b"same"))
+        if identical_rewrite_changes_version:
+            # vfs tells "someone rewrote this file" from "nothing happened" by the version alone
+            assert second.version != first.version
+            assert not backend.matches("a.txt", first.version)
+        else:
+            # content-derived versions: still matching is right, because it names the same bytes
+            assert second.version == first.version
+            assert backend.matches("a.txt", first.version)
+        assert backend.read("a.txt")[0] == b"same"
+
+    def test_unversioned_write_still_writes(self, backend: Backend) -> None:
+        # versioned=False only allows the backend to skip computing the returned version
+        info = backend.write(WriteItem("rec.bin", b"\x00record", versioned=False))
+        assert info.key == "rec.bin"
+        data, read_info = backend.read("rec.bin")
+        assert data == b"\x00record" and read_info.version is not None
+
+    def test_digest_hint_is_accepted_and_gives_a_checkable_version(self, backend: Backend) -> None:
+        data = b"hashed once\n"
+        info = backend.write(WriteItem("a.txt", data, digest=content_digest(data)))
+        assert backend.read("a.txt")[0] == data
+        assert backend.matches("a.txt", info.version)
+        backend.write(WriteItem("a.txt", b"HASHED ONCE\n"))
+        assert not backend.matches("a.txt", info.version)
+
+    def test_non_durable_write_and_delete_are_accepted(self, backend: Backend) -> None:
+        # durable=False may skip the flush; the change itself must still happen, atomically
+        info = backend.write(WriteItem("h.bin", b"history", durable=False))
+        assert backend.read("h.bin")[0] == b"history"
+        assert backend.matches("h.bin", info.version)
+        backend.delete(DeleteItem("h.bin", durable=False))
+        assert backend.stat("h.bin") is None
+
+    def test_write_needs_its_parent_directory(self, backend: Backend) -> None:
+        _real_directories(backend)
+        with pytest.raises(FileNotFoundError):
+            backend.write(WriteItem("no/such/dir.txt", b"x"))
+        assert backend.stat("no") is None
+        backend.write(WriteItem("f", b"file"))
+        with pytest.raises(NotADirectoryError):
+            backend.write(WriteItem("f/child.txt", b"x"))
+        assert backend.read("f")[0] == b"file"
+
+    def test_write_onto_a_directory_is_refused(self, backend: Backend) -> None:
+        _real_directories(backend)
+        backend.mkdir("d")
+        with pytest.raises(IsADirectoryError):
+            backend.write(WriteItem("d", b"x"))
+        seen = backend.stat("d")
+        assert seen is not None and seen.kind == "directory"
+
+    # -- size limit ---------------------------------------------------------------------------
+
+    def test_read_within_the_limit(self, backend: Backend) -> None:
+        backend.write(WriteItem("a.txt", b"12345"))
+        assert backend.read("a.txt", limit=5)[0] == b"12345"
+
+    def test_read_over_the_limit_is_too_big(self, backend: Backend) -> None:
+        backend.write(WriteItem("a.txt", b"123456"))
+        with pytest.raises(TooBig) as info:
+            backend.read("a.txt", limit=5)
+        assert (info.value.size, info.value.limit, info.value.errno) == (6, 5, errno.EFBIG)
+
+    def test_too_big_is_refused_before_reading(self, backend: Backend) -> None:
+        """A 6 GiB file must cost a stat, not 6 GiB of memory: allocations during the refused
+        read stay far below the file's size (a backend that reads first allocates all of it, and
+        so does one whose size check is a ``stat`` that hashes the content for the version).
+        Every allocation of the process counts, so a wiring whose store server runs inside the
+        test process (an in-process S3 server) has to leave this test out."""
+        size = 4 << 20
+        backend.write(WriteItem("big.bin", b"x" * size))
+        was_tracing = tracemalloc.is_tracing()
+        if not was_tracing:
+            tracemalloc.start()
+        tracemalloc.reset_peak()
+        try:
+            with pytest.raises(TooBig):
+                backend.read("big.bin", limit=1024)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            if not was_tracing:
+                tracemalloc.stop()
+        assert peak < size // 2, f"{peak} bytes allocated to refuse a {size}-byte file"
+
+    # -- delete -------------------------------------------------------------------------------
+
+    def test_delete_removes_the_file_and_nothing_else(self, backend: Backend) -> None:
+        backend.write(WriteItem("a.txt", b"a"))
+        backend.write(WriteItem("b.txt", b"b"))
+        backend.delete(DeleteItem("a.txt"))
+        assert backend.stat("a.txt") is None
+        assert _keys(backend.list("")) == {"b.txt"}
+
+    def test_delete_of_a_missing_file_is_file_not_found(self, backend: Backend) -> None:
+        with pytest.raises(FileNotFoundError):
+            backend.delete(DeleteItem("missing.txt"))
+
+    def test_delete_of_a_directory_is_refused(self, backend: Backend) -> None:
+        _real_directories(backend)
+        backend.mkdir("d")
+        with pytest.raises(IsADirectoryError):
+            backend.delete(DeleteItem("d"))
+        assert backend.stat("d") is not None
+
+    # -- preconditions ------------------------------------------------------------------------
+
+    def test_if_absent_creates_a_new_file(self, backend: Backend) -> None:
+        info = backend.write(WriteItem("new.txt", b"mine", if_absent=True))
+        assert backend.read("new.txt")[0] == b"mine"
+        assert backend.matches("new.txt", info.version)
+
+    def test_if_absent_on_an_existing_file_fails_with_eexist(self, backend: Backend) -> None:
+        backend.write(WriteItem("a.txt", b"theirs"))
+        with pytest.raises(PreconditionFailed) as info:
+            backend.write(WriteItem("a.txt", b"mine", if_absent=True))
+        assert info.value.errno == errno.EEXIST
+        assert not isinstance(info.value, Vanished)
+        assert backend.read("a.txt")[0] == b"theirs"
+
+    def test_if_version_current_replaces(self, backend: Backend) -> None:
+        first = backend.write(WriteItem("a.txt", b"one"))
+        second = backend.write(WriteItem("a.txt", b"two", if_version=first.version))
+        assert backend.read("a.txt")[0] == b"two"
+        assert backend.matches("a.txt", second.version)
+
+    def test_stale_if_version_fails_with_estale(self, backend: Backend) -> None:
+        first = backend.write(WriteItem("a.txt", b"one"))
+        backend.write(WriteItem("a.txt", b"theirs"))
+        with pytest.raises(PreconditionFailed) as info:
+            backend.write(WriteItem("a.txt", b"mine", if_version=first.version))
+        assert info.value.errno == errno.ESTALE
+        assert not isinstance(info.value, Vanished)
+        assert backend.read("a.txt")[0] == b"theirs"
+
+    def test_if_version_on_a_vanished_file_is_vanished(self, backend: Backend) -> None:
+        first = backend.write(WriteItem("a.txt", b"one"))
+        backend.delete(DeleteItem("a.txt"))
+        with pytest.raises(Vanished) as info:
+            backend.write(WriteItem("a.txt", b"mine", if_version=first.version))
+        # vfs reports "file no longer exists" from this, and callers catching the builtin still work
+        assert isinstance(info.value, FileNotFoundError)
+        assert isinstance(info.value, PreconditionFailed)
+        assert backend.stat("a.txt") is None  # a conditional replace never creates
+
+    def test_conditional_delete(self, backend: Backend) -> None:
+        first = backend.write(WriteItem("a.txt", b"one"))
+        second = backend.write(WriteItem("a.txt", b"two"))
+        with pytest.raises(PreconditionFailed) as info:
+            backend.delete(DeleteItem("a.txt", if_version=first.version))
+        assert info.value.errno == errno.ESTALE and not isinstance(info.value, Vanished)
+        assert backend.read("a.txt")[0] == b"two"
+        backend.delete(DeleteItem("a.txt", if_version=second.version))
+        assert backend.stat("a.txt") is None
+        with pytest.raises(Vanished) as gone:
+            backend.delete(DeleteItem("a.txt", if_version=second.version))
+        assert isinstance(gone.value, FileNotFoundError)
+
+    # -- matches ------------------------------------------------------------------------------
+
+    def test_matches_follows_every_change(self, backend: Backend) -> None:
+        assert backend.matches("a.txt", None)  # None: still absent
+        info = backend.write(WriteItem("a.txt", b"one"))
+        assert not backend.matches("a.txt", None)
+        assert backend.matches("a.txt", info.version)
+        assert not backend.matches("b.txt", info.version)  # a version belongs to its key's bytes
+        backend.delete(DeleteItem("a.txt"))
+        assert not backend.matches("a.txt", info.version)
+        assert backend.matches("a.txt", None)
+
+    # -- modes --------------------------------------------------------------------------------
+
+    def test_modes_are_stored_and_kept(self, backend: Backend) -> None:
+        if not backend.capabilities.modes:
+            pytest.skip("no file modes here (Capabilities.modes is False)")
+        backend.write(WriteItem("run.sh", b"#!/bin/sh\n", mode=0o751))
+        seen = backend.stat("run.sh")
+        assert seen is not None and seen.mode == 0o751
+        backend.write(WriteItem("run.sh", b"#!/bin/sh\necho\n"))  # mode None keeps the file's mode
+        seen = backend.stat("run.sh")
+        assert seen is not None and seen.mode == 0o751
+        backend.write(WriteItem("run.sh", b"plain\n", mode=0o600))
+        assert backend.read("run.sh")[1].mode == 0o600
+
+    # -- directories --------------------------------------------------------------------------
+
+    def test_list_gives_direct_children_only(self, backend: Backend) -> None:
+        backend.mkdir("a")
+        backend.mkdir("a/b")
+        backend.write(WriteItem("a/b/deep.txt", b"deep"))
+        backend.write(WriteItem("a/x.txt", b"xx"))
+        backend.write(WriteItem("top.txt", b"t"))
+        assert _keys(backend.list("")) == {"a", "top.txt"}
+        children = {info.key: info for info in backend.list("a")}
+        assert set(children) == {"a/b", "a/x.txt"}
+        assert children["a/b"].kind == "directory"
+        assert (children["a/x.txt"].kind, children["a/x.txt"].size, children["a/x.txt"].name) == ("file", 2, "x.txt")
+        assert _keys(backend.list("a/b")) == {"a/b/deep.txt"}
+
+    def test_list_errors(self, backend: Backend) -> None:
+        _real_directories(backend)
+        with pytest.raises(FileNotFoundError):
+            backend.list("missing")
+        backend.write(WriteItem("f.txt", b"f"))
+        with pytest.raises(NotADirectoryError):
+            backend.list("f.txt")
+
+    def test_mkdir_and_rmdir(self, backend: Backend) -> None:
+        backend.mkdir("d")
+        seen = backend.stat("d")
+        assert seen is not None and seen.kind == "directory"
+        assert backend.list("d") == []
+        assert _keys(backend.list("")) == {"d"}  # an empty directory is listed
+        with pytest.raises(FileExistsError):
+            backend.mkdir("d")
+        backend.rmdir("d")
+        assert backend.stat("d") is None
+        with pytest.raises(FileNotFoundError):
+            backend.rmdir("d")
+
+    def test_rmdir_refuses_a_non_empty_directory(self, backend: Backend) -> None:
+        backend.mkdir("d")
+        backend.write(WriteItem("d/f.txt", b"f"))
+        with pytest.raises(OSError) as info:
+            backend.rmdir("d")
+        assert info.value.errno == errno.ENOTEMPTY
+        assert backend.read("d/f.txt")[0] == b"f"
+
+    def test_mkdir_needs_its_parent(self, backend: Backend) -> None:
+        _real_directories(backend)
+        with pytest.raises(FileNotFoundError):
+            backend.mkdir("no/such")
+        assert backend.stat("no") is None
+
+    # -- resolve and lock ---------------------------------------------------------------------
+
+    def test_resolve_of_a_plain_key_is_the_key(self, backend: Backend) -> None:
+        backend.mkdir("d")
+        backend.write(WriteItem("d/f.txt", b"f"))
+        assert backend.resolve("d/f.txt") == "d/f.txt"
+        assert backend.resolve("d") == "d"
+
+    def test_lock_is_exclusive_and_released(self, backend: Backend) -> None:
+        backend.mkdir("meta")
+        outcome: list[BaseException | None] = []
+
+        def contend() -> None:
+            try:
+                with backend.lock("meta/lock", timeout=0.2):
+                    outcome.append(None)
+            except TimeoutError as exc:
+                outcome.append(exc)
+
+        with backend.lock("meta/lock", timeout=5):
+            # another thread cannot get it while it is held (it gives up after its timeout)
+            contender = threading.Thread(target=contend)
+            contender.start()
+            contender.join()
+        assert len(outcome) == 1 and isinstance(outcome[0], TimeoutError)
+        with backend.lock("meta/lock", timeout=5):  # released on exit
+            pass
+
+    # -- batches (optional) ---------------------------------------------------------------------
+
+    def test_stat_many_is_aligned(self, backend: Backend) -> None:
+        batch = _batch(backend)
+        backend.mkdir("d")
+        backend.write(WriteItem("a.txt", b"a"))
+        results = batch.stat_many(["a.txt", "missing", "d"])
+        assert len(results) == 3
+        a, missing, d = results
+        assert isinstance(a, FileInfo) and a.key == "a.txt" and a.kind == "file"
+        assert missing is None
+        assert isinstance(d, FileInfo) and d.kind == "directory"
+
+    def test_read_many_reports_each_miss_in_its_slot(self, backend: Backend) -> None:
+        batch = _batch(backend)
+        backend.write(WriteItem("a.txt", b"a"))
+        backend.write(WriteItem("b.txt", b"bb"))
+        results = batch.read_many(["b.txt", "missing", "a.txt"])
+        assert len(results) == 3
+        b, missing, a = results
+        assert isinstance(b, tuple) and b[0] == b"bb" and b[1].key == "b.txt"
+        assert isinstance(missing, FileNotFoundError)
+        assert isinstance(a, tuple) and a[0] == b"a" and a[1].key == "a.txt"
+
+    def test_write_many_keeps_going_past_failures(self, backend: Backend) -> None:
+        batch = _batch(backend)
+        old = backend.write(WriteItem("stale.txt", b"old"))
+        backend.write(WriteItem("stale.txt", b"theirs"))
+        backend.write(WriteItem("taken.txt", b"theirs"))
+        items = [
+            WriteItem("new1.txt", b"1"),
+            WriteItem("taken.txt", b"mine", if_absent=True),
+            WriteItem("stale.txt", b"mine", if_version=old.version),
+            WriteItem("new2.txt", b"2", durable=False, digest=content_digest(b"2")),
+        ]
+        results: list[Any] = list(batch.write_many(items))
+        assert len(results) == 4
+        assert isinstance(results[0], FileInfo) and backend.matches("new1.txt", results[0].version)
+        assert isinstance(results[1], PreconditionFailed) and results[1].errno == errno.EEXIST
+        assert isinstance(results[2], PreconditionFailed) and results[2].errno == errno.ESTALE
+        assert isinstance(results[3], FileInfo) and backend.matches("new2.txt", results[3].version)
+        assert backend.read("taken.txt")[0] == b"theirs"
+        assert backend.read("stale.txt")[0] == b"theirs"
+        assert backend.read("new2.txt")[0] == b"2"
+
+    def test_delete_many_keeps_going_past_failures(self, backend: Backend) -> None:
+        batch = _batch(backend)
+        old = backend.write(WriteItem("stale.txt", b"old"))
+        backend.write(WriteItem("stale.txt", b"theirs"))
+        backend.write(WriteItem("a.txt", b"a"))
+        backend.write(WriteItem("b.txt", b"b"))
+        results = batch.delete_many(
+            [
+                DeleteItem("a.txt"),
+                DeleteItem("missing.txt"),
+                DeleteItem("stale.txt", if_version=old.version),
+                DeleteItem("b.txt", durable=False),
+            ]
+        )
+        assert len(results) == 4
+        assert results[0] is None and results[3] is None
+        assert isinstance(results[1], FileNotFoundError)
+        assert isinstance(results[2], PreconditionFailed) and results[2].errno == errno.ESTALE
+        assert _keys(backend.list("")) == {"stale.txt"}
+
+    def test_matches_many_is_aligned(self, backend: Backend) -> None:
+        batch = _batch(backend)
+        old = backend.write(WriteItem("a.txt", b"one"))
+        new = backend.write(WriteItem("a.txt", b"two"))
+        results = batch.matches_many(
+            [("a.txt", new.version), ("a.txt", old.version), ("missing", None), ("a.txt", None)]
+        )
+        assert results == [True, False, True, False]
+
+
+__all__ = ["BackendContract"]
