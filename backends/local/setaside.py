@@ -76,18 +76,57 @@ def replace_checked(
     _still_there(directory, name, key, checked)
     ours = directory.lstat(tmp)
     try:
+        _swap_in_and_check(directory, tmp, name, key, held, same, ours)
+    except PreconditionFailed:
+        raise  # nothing swapped, or already swapped back
+    except BaseException:
+        # Interrupted anywhere (KeyboardInterrupt included): if the old file sits under the temp
+        # name, put it back, so the caller's clean-up of the temp name cannot delete it.
+        if _inode(directory, tmp) not in (None, (ours.st_dev, ours.st_ino)):
+            _swap_back(directory, tmp, name, key, ours)
+        raise
+
+
+def _swap_in_and_check(
+    directory: Directory, tmp: str, name: str, key: str, held: int, same: Check, ours: os.stat_result
+) -> None:
+    try:
         exchange(directory, tmp, name)
     except FileNotFoundError:
         raise Vanished(errno.ENOENT, "no longer exists", key) from None
     # From here ``tmp`` names the old file; ``name`` holds ours.
-    try:
-        seen = _verify(directory, tmp, held, same)
-    except BaseException:
-        _swap_back(directory, tmp, name, key, ours)
-        raise
+    seen = _verify(directory, tmp, held, same)
     if seen is None:
         raise _swap_back(directory, tmp, name, key, ours)
     _retire(directory, tmp, name, held, seen)
+
+
+def delete_checked(directory: Directory, name: str, key: str, held: int, same: Check) -> None:
+    """Delete ``name`` only if it still is the file ``held`` open and ``same`` accepts it."""
+    aside = fresh_temp_name()
+    try:
+        try:
+            directory.replace(name, aside)
+        except FileNotFoundError:
+            raise Vanished(errno.ENOENT, "no longer exists", key) from None
+        seen = _verify(directory, aside, held, same)
+        if seen is None or _changed(held, seen):
+            raise _link_back(directory, aside, name, key)
+        directory.unlink(aside)
+    except PreconditionFailed:
+        raise
+    except BaseException:
+        if _inode(directory, aside) is not None:  # interrupted while set aside: it goes back
+            _link_back(directory, aside, name, key)
+        raise
+
+
+def _inode(directory: Directory, name: str) -> tuple[int, int] | None:
+    try:
+        st = directory.lstat(name)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _still_there(directory: Directory, name: str, key: str, checked: os.stat_result) -> None:
@@ -101,24 +140,6 @@ def _still_there(directory: Directory, name: str, key: str, checked: os.stat_res
     fields = ("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
     if any(getattr(st, f) != getattr(checked, f) for f in fields):
         raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
-
-
-def delete_checked(directory: Directory, name: str, key: str, held: int, same: Check) -> None:
-    """Delete ``name`` only if it still is the file ``held`` open and ``same`` accepts it."""
-    aside = fresh_temp_name()
-    try:
-        directory.replace(name, aside)
-    except FileNotFoundError:
-        raise Vanished(errno.ENOENT, "no longer exists", key) from None
-    try:
-        seen = _verify(directory, aside, held, same)
-        ok = seen is not None and not _changed(held, seen)
-    except BaseException:
-        _link_back(directory, aside, name, key)
-        raise
-    if not ok:
-        raise _link_back(directory, aside, name, key)
-    directory.unlink(aside)
 
 
 def _verify(directory: Directory, aside: str, held: int, same: Check) -> os.stat_result | None:
