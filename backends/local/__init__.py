@@ -23,7 +23,9 @@ Decisions (what a replace does to a file that is more than its bytes):
   name, checks it there, and links it back (never over a file that appeared) if it fails.
   Why an exchange rather than "rename aside, check, then link the new file in": with the latter
   the name is absent for a moment, so readers get ENOENT and an appender opening with ``O_CREAT``
-  starts a new one-line file (the race campaign hit both). What POSIX cannot close: a writer that
+  starts a new one-line file (the race campaign hit both). The price of the exchange: when it
+  has to swap back, a reader may see the refused bytes for those microseconds; an early check
+  right before the swap (the staged file was flushed meanwhile) keeps that rare. What POSIX cannot close: a writer that
   opened the file *before* the swap and writes to it *after* the check; up to the moment the old
   file is dropped that is detected (kept as ``.vfs-kept-*``), after it the bytes go to an
   unlinked inode. Without ``RENAME_EXCHANGE`` (or with ``set_aside=False``) versions are checked
@@ -42,9 +44,12 @@ Decisions (what a replace does to a file that is more than its bytes):
 - **Bounds and litter**: ``read(limit=)`` refuses from the handle's ``fstat`` before reading a
   byte. Temp files are ``.vfs-tmp-<32 hex>`` (:func:`is_temp_name` recognises exactly those) and
   none survives an exception, ``KeyboardInterrupt`` included.
-- **Declared, not detected by tool name**: where ``flock`` does not exclude (probed once per
-  backend), the lock is per process and ``cross_process_lock`` is False; where opening a file moves
-  its ctime, pass ``trust_ctime=False``.
+- **Declared or probed, never detected by tool name**: where ``flock`` does not exclude (probed
+  once per backend on the root directory, read-only), the lock is per process and
+  ``cross_process_lock`` is False; where opening a file moves its ctime, pass
+  ``trust_ctime=False``; on an emulated filesystem whose handles are not the kernel's, pass
+  ``set_aside=False`` (the test suite's pyfakefs factory passes both). ``dir_fd`` is used where
+  ``os.supports_dir_fd`` lists every call a mutation makes.
 """
 
 from backends.local.backend import BATCH_OPEN_DIRECTORIES, LocalBackend

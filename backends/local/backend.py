@@ -81,7 +81,8 @@ class LocalBackend:
         """``trust_ctime=False`` for a filesystem on which opening a file moves its ctime (an
         emulation): versions then rest on inode, size, mtime and the hash of racy files.
         ``set_aside=False`` reopens the check-to-rename window the set-aside protocol closes (see
-        the package docstring)."""
+        the package docstring); an emulated filesystem whose handles are not the kernel's must
+        pass it, since the protocol reaches the kernel directly (``renameat2`` through ctypes)."""
         self.set_aside = set_aside
         self._root = Root(root, dir_fd=has_dir_fd())
         self.root = self._root.path
