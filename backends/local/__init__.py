@@ -6,23 +6,30 @@ One reason to change per module:
   ``O_NOFOLLOW``, ``realpath`` for ``resolve``);
 - ``versions``: ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)`` plus a content hash for
   "racy" files (modified within ``RACY_WINDOW_NS`` of being looked at: git's rule);
-- ``publish``: temp file, flush, mode/owner/xattrs carried over, link or rename into place, and
-  the set-aside protocol for conditional writes and deletes;
+- ``publish``: temp file, flush, mode/owner/xattrs carried over, link or rename into place;
+- ``setaside``: conditional writes and deletes that never overwrite a writer bypassing vfs;
 - ``lock``: the commit lock (``flock(2)`` plus a per-path thread lock);
 - ``backend``: the :class:`LocalBackend` class, composing them.
 
 Decisions (what a replace does to a file that is more than its bytes):
 
-- **No check-to-rename window.** A conditional write or delete renames the target aside to a
-  vfs-only name (``.vfs-aside-<32 hex>``), checks that the set-aside file is the inode it looked
-  at and still the expected version, and only then links the new file in *without replacing*
-  (``link(2)``): a writer that bypasses vfs and replaces or creates the file meanwhile wins, and
-  vfs refuses with ``PreconditionFailed``; nothing is ever overwritten. A file that fails the check
-  goes back with ``link(2)`` + ``unlink`` (never over something that appeared meanwhile; if
-  something did, the set-aside file keeps its name and the error says so). What POSIX cannot
-  close: a writer that opened the file *before* the set-aside and writes to it *after* the check.
-  Up to the moment the set-aside file is removed that is detected (the file is kept under its
-  set-aside name, nothing lost); after it, the bytes go to an unlinked inode.
+- **No check-to-rename window** (where the kernel has ``renameat2(RENAME_EXCHANGE)``: Linux on
+  ext4, xfs, btrfs, tmpfs...; probed per folder). A conditional write swaps the staged file in
+  atomically and checks the file that came out: the inode vfs looked at, still the expected
+  version (ctime aside, which the rename moves: any later write moved the mtime, or the version is
+  racy and carries a content hash). If not, a second exchange puts it back and the write is
+  refused (``PreconditionFailed``); whatever a third party wrote in those microseconds is kept as
+  ``.vfs-kept-<32 hex>-<name>``, never dropped. A conditional delete renames the file to a vfs-only
+  name, checks it there, and links it back (never over a file that appeared) if it fails.
+  Why an exchange rather than "rename aside, check, then link the new file in": with the latter
+  the name is absent for a moment, so readers get ENOENT and an appender opening with ``O_CREAT``
+  starts a new one-line file (the race campaign hit both). The price of the exchange: when it
+  has to swap back, a reader may see the refused bytes for those microseconds; an early check
+  right before the swap (the staged file was flushed meanwhile) keeps that rare. What POSIX cannot close: a writer that
+  opened the file *before* the swap and writes to it *after* the check; up to the moment the old
+  file is dropped that is detected (kept as ``.vfs-kept-*``), after it the bytes go to an
+  unlinked inode. Without ``RENAME_EXCHANGE`` (or with ``set_aside=False``) versions are checked
+  immediately before the rename: a microsecond window, declared in ``capabilities.notes``.
 - **Owner and group** are kept: root gives the temp file the original uid and gid; another user
   only the group, and only when it is one of theirs (what ``chown(2)`` permits). Otherwise the
   replaced file belongs to whoever replaced it (as with any editor that saves by rename).
@@ -37,13 +44,16 @@ Decisions (what a replace does to a file that is more than its bytes):
 - **Bounds and litter**: ``read(limit=)`` refuses from the handle's ``fstat`` before reading a
   byte. Temp files are ``.vfs-tmp-<32 hex>`` (:func:`is_temp_name` recognises exactly those) and
   none survives an exception, ``KeyboardInterrupt`` included.
-- **Declared, not detected by tool name**: where ``flock`` does not exclude (probed once per
-  backend), the lock is per process and ``cross_process_lock`` is False; where opening a file moves
-  its ctime, pass ``trust_ctime=False``.
+- **Declared or probed, never detected by tool name**: where ``flock`` does not exclude (probed
+  once per backend on the root directory, read-only), the lock is per process and
+  ``cross_process_lock`` is False; where opening a file moves its ctime, pass
+  ``trust_ctime=False``; on an emulated filesystem whose handles are not the kernel's, pass
+  ``set_aside=False`` (the test suite's pyfakefs factory passes both). ``dir_fd`` is used where
+  ``os.supports_dir_fd`` lists every call a mutation makes.
 """
 
 from backends.local.backend import BATCH_OPEN_DIRECTORIES, LocalBackend
-from backends.local.publish import is_aside_name, is_temp_name
+from backends.local.publish import is_temp_name
 from backends.local.versions import RACY_WINDOW_NS
 
-__all__ = ["BATCH_OPEN_DIRECTORIES", "RACY_WINDOW_NS", "LocalBackend", "is_aside_name", "is_temp_name"]
+__all__ = ["BATCH_OPEN_DIRECTORIES", "RACY_WINDOW_NS", "LocalBackend", "is_temp_name"]

@@ -19,10 +19,11 @@ from backends.base import (
     WriteItem,
     check_precondition,
     content_digest,
+    join_key,
     joined,
     parent_of,
 )
-from backends.local import publish
+from backends.local import publish, setaside
 from backends.local.containment import Directory, Root, has_dir_fd, kind_of
 from backends.local.lock import flock_excludes, local_lock
 from backends.local.versions import Versions
@@ -63,22 +64,25 @@ class LocalBackend:
         keeps_xattrs=True,
         hard_links="refused",
         notes=(
-            "By default versions are checked immediately before each rename; a process that writes the "
-            "same file without going through vfs inside that window (microseconds) is not detected. "
-            "With set_aside=True the target is first renamed aside to a vfs-only name and checked "
-            "there, so such a writer is never overwritten; only one that opened the file before that "
-            "and writes to it after the check remains (its bytes are kept under the .vfs-aside-* name "
-            "until the set-aside file is removed).",
+            "Conditional writes swap the new file in with renameat2(RENAME_EXCHANGE) and check the "
+            "file that came out (swapping it back if it is not the expected version); conditional "
+            "deletes rename the file aside and check it there. So a writer that bypasses vfs is never "
+            "overwritten. What remains: a writer that opened the file before the swap and writes to "
+            "it after the check (kept as .vfs-kept-* if it lands before the old file is dropped, lost "
+            "after). Where the kernel or filesystem has no RENAME_EXCHANGE (not Linux, some network "
+            "or FUSE filesystems, emulations), versions are checked immediately before the rename "
+            "and a writer inside that window (microseconds) is not detected.",
             "Owner and group are kept where the caller may set them (root: both; others: the group, "
             "if they belong to it).",
         ),
     )
 
-    def __init__(self, root: str, *, fsync: bool = True, trust_ctime: bool = True, set_aside: bool = False) -> None:
+    def __init__(self, root: str, *, fsync: bool = True, trust_ctime: bool = True, set_aside: bool = True) -> None:
         """``trust_ctime=False`` for a filesystem on which opening a file moves its ctime (an
         emulation): versions then rest on inode, size, mtime and the hash of racy files.
-        ``set_aside=True`` closes the check-to-rename window (see the package docstring); off by
-        default until vfs's recovery puts back a set-aside file left by a crash."""
+        ``set_aside=False`` reopens the check-to-rename window the set-aside protocol closes (see
+        the package docstring); an emulated filesystem whose handles are not the kernel's must
+        pass it, since the protocol reaches the kernel directly (``renameat2`` through ctypes)."""
         self.set_aside = set_aside
         self._root = Root(root, dir_fd=has_dir_fd())
         self.root = self._root.path
@@ -100,7 +104,7 @@ class LocalBackend:
         options = dict(storage_options)
         fsync = bool(options.pop("fsync", True))
         trust_ctime = bool(options.pop("trust_ctime", True))
-        set_aside = bool(options.pop("set_aside", False))
+        set_aside = bool(options.pop("set_aside", True))
         if options:
             raise TypeError(f"unknown storage options for a local root: {', '.join(sorted(options))}")
         return cls(path or ".", fsync=fsync, trust_ctime=trust_ctime, set_aside=set_aside)
@@ -245,8 +249,8 @@ class LocalBackend:
         self._root.recheck(directory, item.key)
         if item.if_absent:
             publish.create(directory, tmp, name, item.key)
-        elif item.if_version is not None and old is not None and self.set_aside:
-            publish.replace_checked(directory, tmp, name, item.key, old[0], self._same_as(item.if_version, old[0]))
+        elif item.if_version is not None and old is not None and self._can_set_aside(directory):
+            setaside.replace_checked(directory, tmp, name, item.key, old, self._same_as(item.if_version, old[0]))
         elif item.if_version is not None:
             self._recheck(item)  # the microsecond window the set-aside protocol closes
             directory.replace(tmp, name)
@@ -259,8 +263,22 @@ class LocalBackend:
         if not self.matches(item.key, item.if_version):
             check_precondition(item, self.stat(item.key), lambda: False)
 
-    def _same_as(self, version: str, held: int) -> publish.Check:
+    def _can_set_aside(self, directory: Directory) -> bool:
+        """Whether this folder takes the set-aside protocol (probed per call: one failing
+        syscall, and a mount point inside the root may differ from the root)."""
+        return self.set_aside and setaside.exchange_works(directory)
+
+    def _same_as(self, version: str, held: int) -> setaside.Check:
         return lambda st: self.versions.matches_renamed(st, version, lambda: publish.read_fd(held))
+
+    def _delete_checked(
+        self, directory: Directory, name: str, item: DeleteItem, old: tuple[int, os.stat_result] | None
+    ) -> bool:
+        """The set-aside delete, when it applies; False: the caller unlinks by name."""
+        if item.if_version is None or old is None or not self._can_set_aside(directory):
+            return False
+        setaside.delete_checked(directory, name, item.key, old[0], self._same_as(item.if_version, old[0]))
+        return True
 
     def _written_info(self, item: WriteItem, st: os.stat_result) -> FileInfo:
         # The version of the bytes just written: stat-only once the racy window has passed
@@ -283,9 +301,7 @@ class LocalBackend:
         old = publish.open_existing(directory, name)
         try:
             self._check(item, old)
-            if item.if_version is not None and old is not None and self.set_aside:
-                publish.delete_checked(directory, name, item.key, old[0], self._same_as(item.if_version, old[0]))
-            else:
+            if not self._delete_checked(directory, name, item, old):
                 if item.if_version is not None:
                     self._recheck(item)
                 directory.unlink(name)
@@ -367,12 +383,11 @@ class LocalBackend:
         out = []
         with os.scandir(path) as entries:
             for entry in entries:
-                child = f"{key}/{entry.name}" if key else entry.name
                 try:
                     st_child = entry.stat(follow_symlinks=False)
                 except FileNotFoundError:
                     continue
-                out.append(self._info(child, st_child, None))
+                out.append(self._info(join_key(key, entry.name), st_child, None))
         return out
 
     def mkdir(self, key: str) -> None:

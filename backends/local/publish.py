@@ -1,12 +1,10 @@
 """Publishing a file: a temp file next to the target, flushed, given the target's mode, owner,
-group and extended attributes, then linked or renamed into place, never clobbering a write that
-bypassed vfs (the set-aside protocol, see :func:`replace_checked`).
+group and extended attributes, then linked (no-replace) or renamed into place. The conditional
+replace that never clobbers a writer bypassing vfs is :mod:`backends.local.setaside`.
 
-Temp files are named ``.vfs-tmp-<32 hex>`` and set-aside files ``.vfs-aside-<32 hex>`` (128
-random bits each): :func:`is_temp_name` recognises only the former, by the full name, so a user's
-file whose name merely contains ``.vfs-tmp-`` is never taken for one. A temp file never survives
-an exception (``KeyboardInterrupt`` included); a set-aside file is only ever left behind when it
-holds bytes that exist nowhere else, and is then never a temp file.
+Temp files are named ``.vfs-tmp-<32 hex>`` (128 random bits): :func:`is_temp_name` recognises
+exactly those, by the full name, so a user's file whose name merely contains ``.vfs-tmp-`` is
+never taken for one. A temp file never survives an exception (``KeyboardInterrupt`` included).
 """
 
 from __future__ import annotations
@@ -15,18 +13,16 @@ import errno
 import os
 import re
 import stat as stat_module
-from collections.abc import Callable
 
-from backends.base import HardLinked, PreconditionFailed, Vanished, WriteData
+from backends.base import HardLinked, PreconditionFailed, WriteData
 from backends.local.containment import Directory
 
 _TEMP = re.compile(r"\.vfs-tmp-[0-9a-f]{32}")
-_ASIDE = re.compile(r"\.vfs-aside-[0-9a-f]{32}")
 _READ_FLAGS = (
     os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 )
 #: link(2) errors that mean "no hard links on this filesystem" (not "the name exists").
-_NO_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS)
+NO_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS)
 
 
 def is_temp_name(name: str) -> bool:
@@ -34,14 +30,8 @@ def is_temp_name(name: str) -> bool:
     return _TEMP.fullmatch(name) is not None
 
 
-def is_aside_name(name: str) -> bool:
-    """Whether ``name`` is a set-aside file: to hide from listings, never to delete (after a
-    crash or a conflict it may hold the only copy of someone's bytes)."""
-    return _ASIDE.fullmatch(name) is not None
-
-
-def _fresh(prefix: str) -> str:
-    return f"{prefix}{os.urandom(16).hex()}"
+def fresh_temp_name() -> str:
+    return f".vfs-tmp-{os.urandom(16).hex()}"
 
 
 # -- the file being replaced -------------------------------------------------------------------
@@ -134,7 +124,7 @@ def stage(
 ) -> tuple[str, int]:
     """A temp file holding ``data`` with ``mode`` (and ``old``'s owner, group and extended
     attributes), flushed when ``sync``: its name and an open handle. Removed on any exception."""
-    tmp = _fresh(".vfs-tmp-")
+    tmp = fresh_temp_name()
     fd = directory.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
     try:
         for piece in data if isinstance(data, list) else (data,):
@@ -179,7 +169,7 @@ def link_no_replace(directory: Directory, src: str, dst: str) -> None:
     except FileExistsError:
         raise
     except OSError as exc:
-        if exc.errno not in _NO_LINKS:
+        if exc.errno not in NO_LINKS:
             raise
         os.close(directory.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         directory.replace(src, dst)
@@ -193,88 +183,3 @@ def create(directory: Directory, tmp: str, name: str, key: str) -> None:
         link_no_replace(directory, tmp, name)
     except FileExistsError as exc:
         raise PreconditionFailed(errno.EEXIST, "already exists", key) from exc
-
-
-Check = Callable[[os.stat_result], bool]
-
-
-def replace_checked(directory: Directory, tmp: str, name: str, key: str, held: int, same: Check) -> None:
-    """Replace ``name`` by ``tmp`` only if it still holds the version ``same`` accepts, even
-    against writers that bypass vfs: rename the target aside to a vfs-only name (atomic: from then
-    on no writer that opens ``name`` can reach it), check the set-aside file is the one ``held``
-    open and still that version (else put it back, clobbering nothing, and refuse), then link the
-    temp file in without replacing (a file that appeared at ``name`` meanwhile wins), then drop
-    the set-aside file, unless a writer that already had it open wrote to it since the check."""
-    aside = set_aside(directory, name, key)
-    try:
-        seen = verify_aside(directory, aside, held, same)
-        if seen is None:
-            raise _put_back(directory, aside, name, key)
-        try:
-            link_no_replace(directory, tmp, name)
-        except FileExistsError:
-            _finish(directory, aside, held, seen)  # a newer write arrived: the old version is done
-            raise PreconditionFailed(errno.ESTALE, "changed since it was read", key) from None
-    except PreconditionFailed:
-        raise
-    except BaseException:
-        _put_back(directory, aside, name, key)
-        raise
-    _finish(directory, aside, held, seen)
-
-
-def delete_checked(directory: Directory, name: str, key: str, held: int, same: Check) -> None:
-    """Delete ``name`` only if it still holds the version ``same`` accepts: set it aside, check
-    it, and remove it unless it was written since (then it goes back)."""
-    aside = set_aside(directory, name, key)
-    try:
-        seen = verify_aside(directory, aside, held, same)
-        if seen is None or _changed(held, seen):
-            raise _put_back(directory, aside, name, key)
-    except PreconditionFailed:
-        raise
-    except BaseException:
-        _put_back(directory, aside, name, key)
-        raise
-    directory.unlink(aside)
-
-
-def set_aside(directory: Directory, name: str, key: str) -> str:
-    aside = _fresh(".vfs-aside-")
-    try:
-        directory.replace(name, aside)
-    except FileNotFoundError:
-        raise Vanished(errno.ENOENT, "no longer exists", key) from None
-    return aside
-
-
-def verify_aside(directory: Directory, aside: str, held: int, same: Check) -> os.stat_result | None:
-    """The set-aside file's stat if it is the file ``held`` open and ``same`` accepts it."""
-    st = directory.lstat(aside)
-    held_st = os.fstat(held)
-    if (st.st_dev, st.st_ino) != (held_st.st_dev, held_st.st_ino) or not same(st):
-        return None
-    return os.fstat(held)
-
-
-def _changed(held: int, seen: os.stat_result) -> bool:
-    """Whether the file was written through a handle opened before it was set aside."""
-    now = os.fstat(held)
-    return (now.st_size, now.st_mtime_ns, now.st_ctime_ns) != (seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns)
-
-
-def _finish(directory: Directory, aside: str, held: int, seen: os.stat_result) -> None:
-    if not _changed(held, seen):
-        directory.unlink(aside)
-    # else: a writer holding the old file open wrote to it after the check; it keeps its
-    # set-aside name so those bytes are not lost (documented in the package docstring).
-
-
-def _put_back(directory: Directory, aside: str, name: str, key: str) -> PreconditionFailed:
-    """Return the set-aside file to ``name`` without replacing whatever appeared there; the error
-    to raise (it says where the file is when it could not go back)."""
-    try:
-        link_no_replace(directory, aside, name)
-    except FileExistsError:
-        return PreconditionFailed(errno.ESTALE, f"changed since it was read (its previous bytes kept as {aside})", key)
-    return PreconditionFailed(errno.ESTALE, "changed since it was read", key)

@@ -20,6 +20,12 @@ CAMPAIGNS: dict[str, tuple[str, str, int, str]] = {
     "fuzz": ("benchmarks.reliability.fuzz", "run", 100_000, "hypothesis over parser, applier, editor args, CLI argv"),
     "faults": ("benchmarks.reliability.faults", "run", 5000, "a backend call failing at a random index (4 kinds)"),
     "races": ("benchmarks.reliability.races", "run", 20, "rounds of 3 editor + 3 apply_patch + 1 external processes"),
+    "races-external": (
+        "benchmarks.reliability.races",
+        "run_external",
+        10,
+        "rounds of 1 appender + 1 replacer (no vfs) + 2 vfs conditional writers x 500 writes",
+    ),
     "races-s3": ("benchmarks.reliability.races_s3", "run", 5, "3 editor + 3 apply_patch + 1 external, SeaweedFS"),
     "crash-s3": ("benchmarks.reliability.crash_s3", "run", 200, "SIGKILL at a random instant, S3 on moto"),
     "corrupt": ("benchmarks.reliability.corrupt", "run", 10_000, "truncate or flip .vfs records, then use the workspace"),

@@ -68,7 +68,7 @@ class LocalFactory(WorkspaceFactory):
 
     def same_backend(self, backend: Backend) -> Backend:
         assert isinstance(backend, LocalBackend)
-        return LocalBackend(backend.root, trust_ctime=backend.versions.trust_ctime)
+        return LocalBackend(backend.root, trust_ctime=backend.versions.trust_ctime, set_aside=backend.set_aside)
 
     def mount_for(self, backend: Backend) -> str:
         assert isinstance(backend, LocalBackend)
@@ -82,8 +82,9 @@ class PyfakefsFactory(LocalFactory):
         self.request.getfixturevalue("fs")
         root = f"/fake/ws{next(_counter)}"
         os.makedirs(root)
-        # pyfakefs moves a file's ctime whenever it is opened: declared, not detected
-        return LocalBackend(root, trust_ctime=False)
+        # Declared, not detected: pyfakefs moves a file's ctime whenever it is opened, and its
+        # handles are not the kernel's (renameat2 through ctypes must not see them).
+        return LocalBackend(root, trust_ctime=False, set_aside=False)
 
 
 class MemoryFactory(WorkspaceFactory):

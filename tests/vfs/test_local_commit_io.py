@@ -13,6 +13,7 @@ import pytest
 import backends.base
 import backends.local.backend
 import backends.local.containment
+import backends.local.setaside
 import backends.local.versions
 import vfs
 from backends.base import DeleteItem
@@ -148,6 +149,13 @@ def test_a_batch_over_many_folders_keeps_few_handles_and_flushes_every_rename(
         folder = os.fstat(dst_dir_fd).st_ino if dst_dir_fd is not None else os.stat(os.path.dirname(dst)).st_ino
         events.append(("rename", folder))
 
+    real_exchange = backends.local.setaside.exchange
+
+    def exchange(directory: backends.local.containment.Directory, a: str, b: str) -> None:
+        real_exchange(directory, a, b)  # a conditional replace publishes by exchange, not rename
+        assert directory.fd is not None
+        events.append(("rename", os.fstat(directory.fd).st_ino))
+
     handles = {"open": 0, "most": 0}
     real_check_parent, real_close = LocalBackend._check_parent, backends.local.containment.Directory.close
 
@@ -165,6 +173,7 @@ def test_a_batch_over_many_folders_keeps_few_handles_and_flushes_every_rename(
     monkeypatch.setattr(backends.local.containment.Directory, "close", close)
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(backends.local.setaside, "exchange", exchange)
     with ws.transaction() as tx:
         for i, d in enumerate(order):
             tx.write(str(tmp_path / d / f"f{i}.txt"), f"new {i}".encode())

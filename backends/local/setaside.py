@@ -1,0 +1,196 @@
+"""Conditional replace and delete that never overwrite a writer bypassing vfs.
+
+POSIX has no "rename over this name only if it still is inode X", so the check cannot be atomic
+with the rename. Instead the old file is moved aside *atomically with* the publish, and checked
+after: ``renameat2(RENAME_EXCHANGE)`` swaps the staged temp file and the target in one step (the
+name is never absent, so a reader never sees it missing and an appender opening it with
+``O_CREAT`` never starts a new file), leaving the old file under the temp file's vfs-only name.
+That file must be the inode vfs looked at and still the expected version; if it is not, a second
+exchange puts it back (again never clobbering: whatever is at the name then comes out with it),
+and the write is refused. A delete renames the target to a vfs-only name, checks it there, and
+links it back (``link(2)``: never over a file that appeared meanwhile) if it fails the check.
+
+Bytes that cannot go back to the name without displacing something newer (two writers within
+microseconds) are kept as ``.vfs-kept-<32 hex>-<name>``: visible, never swept. After a crash,
+every vfs-only name left here is a temp name, swept by recovery; the journal restores the rest.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import sys
+from collections.abc import Callable
+
+from backends.base import PreconditionFailed, Vanished
+from backends.local.containment import Directory
+from backends.local.publish import discard, fresh_temp_name
+
+Check = Callable[[os.stat_result], bool]
+RENAME_EXCHANGE = 2
+_NAME_MAX = 255
+
+
+def _renameat2() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        function: Callable[..., int] = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return None
+    return function
+
+
+_RENAMEAT2 = _renameat2()
+
+
+def exchange(directory: Directory, a: str, b: str) -> None:
+    """Swap the files named ``a`` and ``b`` in ``directory``, atomically."""
+    assert _RENAMEAT2 is not None and directory.fd is not None
+    if _RENAMEAT2(directory.fd, os.fsencode(a), directory.fd, os.fsencode(b), RENAME_EXCHANGE) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), b)
+
+
+def exchange_works(directory: Directory) -> bool:
+    """Whether the kernel swaps names in this directory: two names that do not exist must fail
+    with ENOENT (not ENOSYS: old kernel; EINVAL: a filesystem without exchange; EBADF/ENOTDIR:
+    the handle is not a real kernel directory handle)."""
+    if _RENAMEAT2 is None or directory.fd is None:
+        return False
+    try:
+        exchange(directory, fresh_temp_name(), fresh_temp_name())
+    except OSError as exc:
+        return exc.errno == errno.ENOENT
+    return False  # pragma: no cover - two absent names cannot be swapped
+
+
+def replace_checked(
+    directory: Directory, tmp: str, name: str, key: str, old: tuple[int, os.stat_result], same: Check
+) -> None:
+    """Swap the temp file ``tmp`` in for ``name``; keep it only if what came out is the file
+    ``old`` holds open (with its stat when it was checked) and ``same`` accepts it, else swap
+    back and raise ``PreconditionFailed``."""
+    held, checked = old
+    _still_there(directory, name, key, checked)
+    ours = directory.lstat(tmp)
+    try:
+        _swap_in_and_check(directory, tmp, name, key, held, same, ours)
+    except PreconditionFailed:
+        raise  # nothing swapped, or already swapped back
+    except BaseException:
+        # Interrupted anywhere (KeyboardInterrupt included): if the old file sits under the temp
+        # name, put it back, so the caller's clean-up of the temp name cannot delete it.
+        if _inode(directory, tmp) not in (None, (ours.st_dev, ours.st_ino)):
+            _swap_back(directory, tmp, name, key, ours)
+        raise
+
+
+def _swap_in_and_check(
+    directory: Directory, tmp: str, name: str, key: str, held: int, same: Check, ours: os.stat_result
+) -> None:
+    try:
+        exchange(directory, tmp, name)
+    except FileNotFoundError:
+        raise Vanished(errno.ENOENT, "no longer exists", key) from None
+    # From here ``tmp`` names the old file; ``name`` holds ours.
+    seen = _verify(directory, tmp, held, same)
+    if seen is None:
+        raise _swap_back(directory, tmp, name, key, ours)
+    _retire(directory, tmp, name, held, seen)
+
+
+def delete_checked(directory: Directory, name: str, key: str, held: int, same: Check) -> None:
+    """Delete ``name`` only if it still is the file ``held`` open and ``same`` accepts it."""
+    aside = fresh_temp_name()
+    try:
+        try:
+            directory.replace(name, aside)
+        except FileNotFoundError:
+            raise Vanished(errno.ENOENT, "no longer exists", key) from None
+        seen = _verify(directory, aside, held, same)
+        if seen is None or _changed(held, seen):
+            raise _link_back(directory, aside, name, key)
+        directory.unlink(aside)
+    except PreconditionFailed:
+        raise
+    except BaseException:
+        if _inode(directory, aside) is not None:  # interrupted while set aside: it goes back
+            _link_back(directory, aside, name, key)
+        raise
+
+
+def _inode(directory: Directory, name: str) -> tuple[int, int] | None:
+    try:
+        st = directory.lstat(name)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _still_there(directory: Directory, name: str, key: str, checked: os.stat_result) -> None:
+    """Refuse early, without swapping, if the file changed since it was checked (it was staged
+    and flushed meanwhile: milliseconds). The swap-and-check still decides; this only keeps a
+    refused write from being visible at all in the common case."""
+    try:
+        st = directory.lstat(name)
+    except FileNotFoundError:
+        raise Vanished(errno.ENOENT, "no longer exists", key) from None
+    fields = ("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
+    if any(getattr(st, f) != getattr(checked, f) for f in fields):
+        raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
+
+
+def _verify(directory: Directory, aside: str, held: int, same: Check) -> os.stat_result | None:
+    """The set-aside file's stat if it is the file ``held`` open and ``same`` accepts it."""
+    st = directory.lstat(aside)
+    held_st = os.fstat(held)
+    if (st.st_dev, st.st_ino) != (held_st.st_dev, held_st.st_ino) or not same(st):
+        return None
+    return os.fstat(held)
+
+
+def _changed(held: int, seen: os.stat_result) -> bool:
+    """Whether the file was written through a handle opened before it was set aside."""
+    now = os.fstat(held)
+    return (now.st_size, now.st_mtime_ns, now.st_ctime_ns) != (seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns)
+
+
+def _kept_name(name: str) -> str:
+    candidate = f".vfs-kept-{os.urandom(16).hex()}-{name}"
+    return candidate if len(os.fsencode(candidate)) <= _NAME_MAX else candidate[:_NAME_MAX]
+
+
+def _retire(directory: Directory, aside: str, name: str, held: int, seen: os.stat_result) -> None:
+    """Drop the checked old file, unless a writer that had it open wrote to it since the check:
+    then those bytes are kept under a ``.vfs-kept-`` name."""
+    if _changed(held, seen):
+        directory.replace(aside, _kept_name(name))
+    else:
+        directory.unlink(aside)
+
+
+def _swap_back(directory: Directory, aside: str, name: str, key: str, ours: os.stat_result) -> PreconditionFailed:
+    """Put the old file back at ``name``; whatever is there comes out: ours, as staged, is
+    dropped; anything else (someone's write in the microseconds since) is kept. The error to raise."""
+    exchange(directory, aside, name)
+    out = directory.lstat(aside)
+    if (out.st_dev, out.st_ino, out.st_size) == (ours.st_dev, ours.st_ino, ours.st_size):
+        discard(directory, aside)
+        return PreconditionFailed(errno.ESTALE, "changed since it was read", key)
+    kept = _kept_name(name)
+    directory.replace(aside, kept)
+    return PreconditionFailed(errno.ESTALE, f"changed since it was read (a newer version is kept as {kept})", key)
+
+
+def _link_back(directory: Directory, aside: str, name: str, key: str) -> PreconditionFailed:
+    """Return the set-aside file to ``name`` without replacing what appeared there meanwhile."""
+    try:
+        directory.link(aside, name)
+    except FileExistsError:
+        kept = _kept_name(name)
+        directory.replace(aside, kept)
+        return PreconditionFailed(errno.ESTALE, f"changed since it was read (its other version is kept as {kept})", key)
+    directory.unlink(aside)
+    return PreconditionFailed(errno.ESTALE, "changed since it was read", key)
