@@ -233,7 +233,10 @@ def _suite(be: Any, n: int, label: str) -> list[dict[str, Any]]:
     payload = [f"file {i}\n".encode() * 20 for i in range(n)]
     be.stat("warmup")  # connection + client setup out of the measurements
     _measure(
-        f"write x{n} sequential", counts, lambda: [be.write(k, d) for k, d in zip(keys, payload, strict=True)], rows
+        f"write x{n} sequential",
+        counts,
+        lambda: [be.write(WriteItem(k, d)) for k, d in zip(keys, payload, strict=True)],
+        rows,
     )
     _measure(
         f"write_many x{n}",
