@@ -11,18 +11,18 @@ Versions
 
 Conditional writes
     ``write(if_version=v)`` sends ``If-Match: <etag of v>``, ``write(if_absent=True)`` sends
-    ``If-None-Match: *``; objects of ``multipart_threshold`` bytes and more are uploaded as a
-    multipart upload whose ``CompleteMultipartUpload`` carries the same condition (s3fs's
-    ``pipe_file`` drops it there, so this module does its own multipart). ``delete(if_version=v)``
-    is a ``DeleteObject`` with ``If-Match``. A 412 or 409 becomes :class:`PreconditionFailed`
+    ``If-None-Match: *``; objects of ``multipart_threshold`` bytes and more are uploaded as a multipart
+    upload whose ``CompleteMultipartUpload`` carries the same condition (s3fs's ``pipe_file`` drops
+    it there, so ``multipart.py`` uploads the parts itself). ``delete(if_version=v)`` is a
+    ``DeleteObject`` with ``If-Match``. A 412 or 409 becomes :class:`PreconditionFailed`
     (``errno.ESTALE``, or ``errno.EEXIST`` for a create conflict). Server differences handled:
     AWS/moto answer ``If-Match`` on a missing key with 404, SeaweedFS with 412 (and without the
     ``Condition`` field that s3fs needs to raise ``FileExistsError``); both are read from the raw
-    botocore error here, never from s3fs's translated exception. A conditional request that
-    botocore had to *retry* (the first attempt may have landed) and then got 412 is resolved by a
-    ``HEAD``: if the object now holds exactly our bytes (plain MD5 ETag) the write is ours.
-    With versioning, ``If-Match`` compares the ETag only: a concurrent rewrite with identical
-    bytes is not detected by the store (the bytes are the ones expected, so nothing is lost).
+    botocore error in ``errors.py``, never from s3fs's translated exception. A conditional request
+    that botocore had to *retry* (the first attempt may have landed) and then got 412 is resolved by
+    a ``HEAD``: if the object now holds exactly our bytes (plain MD5 ETag) the write is ours. With
+    versioning, ``If-Match`` compares the ETag only: a concurrent rewrite with identical bytes is
+    not detected by the store (the bytes are the ones expected, so nothing is lost).
 
 Directories
     S3 has none: a directory is a key prefix. ``mkdir`` writes an empty *marker* object
@@ -41,6 +41,10 @@ Commit lock
     This backend provides its store (``lease_get``/``lease_put``/``lease_delete``); expiry,
     renewal and takeover rules are in :mod:`backends.lease`. A holder that loses its lease
     (stalled past ``ttl``) raises :class:`LeaseLost` when the lock is released.
+
+Size limits
+    ``read(key, limit=N)`` refuses an object over ``N`` bytes by the ``ContentLength`` of the
+    ``GetObject`` response head and closes the body unread (:class:`backends.base.TooBig`).
 
 Batch extension (optional, see :class:`BatchBackend`)
     ``stat_many``, ``read_many``, ``write_many``, ``delete_many`` and ``matches_many`` run their

@@ -29,6 +29,12 @@ CAMPAIGNS: dict[str, tuple[str, str, int, str]] = {
     "races-s3": ("benchmarks.reliability.races_s3", "run", 5, "3 editor + 3 apply_patch + 1 external, SeaweedFS"),
     "crash-s3": ("benchmarks.reliability.crash_s3", "run", 200, "SIGKILL at a random instant, S3 on moto"),
     "corrupt": ("benchmarks.reliability.corrupt", "run", 10_000, "truncate or flip .vfs records, then use the workspace"),
+    "pause-s3": (
+        "benchmarks.reliability.pause_s3",
+        "run",
+        50,
+        "SIGSTOP a committer past its lease on S3 (moto) while another client commits",
+    ),
     "differential": ("benchmarks.reliability.differential", "run", 10_000, "against Codex's apply_patch binary"),
 }
 
