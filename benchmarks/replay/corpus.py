@@ -359,10 +359,17 @@ def _unique(doc: Doc, a: int, b: int) -> bool:
 def editor_span(doc: Doc, change: Change, before: int = 1, after: int = 1) -> tuple[int, int] | None:
     """Lines [a, b) the model puts in old_str: the change plus a little context, unique in the file."""
     need_before, need_after = change.anchor_lines
+    view_text, disk_text = "\n".join(doc.view), doc.newline.join(doc.disk)
     for extra in range(6):
         a = max(0, change.start - max(before, need_before) - extra)
         b = min(len(doc.view), change.end + max(after, need_after) + extra)
-        if b > a and _unique(doc, a, b):
+        if (
+            b > a
+            and _unique(doc, a, b)
+            # a literal tool matches substrings, not whole lines: old_str must occur once as text too
+            and view_text.count("\n".join(doc.view[a:b])) == 1
+            and disk_text.count(doc.newline.join(doc.disk[a:b])) == 1
+        ):
             return a, b
     return None
 
