@@ -223,7 +223,7 @@ def plot(summary: dict[str, Any], tool_list: list[tools.Tool], path: Path, meta:
     classes = list(corpus.CLASSES)
     colours = {"ours.str_replace_editor": "#1f77b4", "ours.apply_patch": "#17becf", "codex": "#ff7f0e",
                "dsh": "#2ca02c", "openhands": "#9467bd"}  # fmt: skip
-    fig, axes = plt.subplots(1, 2, figsize=(13, 0.45 * len(classes) * len(shown) / 2.2 + 2), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 0.6 * len(classes) + 1.8), sharey=True)
     height = 0.8 / max(1, len(shown))
     for k, t in enumerate(shown):
         succ, wrong = [], []
@@ -245,7 +245,7 @@ def plot(summary: dict[str, Any], tool_list: list[tools.Tool], path: Path, meta:
     m = meta["machine"]
     fig.suptitle(f"vfs edit replay: {meta['config']['attempts']} attempts, seed {meta['config']['seed']} - "
                  f"{m['python']} - {m['date']}", fontsize=9)  # fmt: skip
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return None

@@ -32,7 +32,10 @@ CAUSE: dict[str, re.Pattern[str]] = {
     "stale_context": re.compile(r"changed since|modified since|stale|since (it was|you) (read|view)", re.I),
     "sent_twice": re.compile(r"already (applied|present|made)|no longer|duplicate", re.I),
     "context_no_space": re.compile(r"context line|leading space|start with ' '", re.I),
-    "bad_header": re.compile(r"@@|hunk header|context marker", re.I),
+    # Not a bare "@@": a message quoting the model's "-12,7 +12,8 @@" back names nothing.
+    "bad_header": re.compile(
+        r"hunk header|@@ (header|line|marker)|context marker|unified[- ]diff|line numbers? in @@", re.I
+    ),
     "missing_end_patch": re.compile(r"End Patch", re.I),
     "json_wrapped": re.compile(r"\bJSON\b", re.I),
     "hunks_out_of_order": re.compile(r"\border\b", re.I),
