@@ -28,6 +28,7 @@ import os
 import random
 import re
 import sysconfig
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -338,7 +339,7 @@ def _norm(line: str) -> str:
     return line.strip()
 
 
-def _count(lines: list[str], block: list[str], key=None) -> int:
+def _count(lines: list[str], block: list[str], key: Callable[[str], str] | None = None) -> int:
     """How many times ``block`` appears as consecutive lines of ``lines`` (compared through ``key``)."""
     n = len(block)
     if n == 0:
@@ -416,7 +417,7 @@ def render_hunk_lines(lines: list[tuple[str, str]]) -> list[str]:
     return [tag + text if (tag != " " or text) else "" for tag, text in lines]
 
 
-def render_patch(files: list[tuple[str, list[tuple[str, list[tuple[str, str]]]]]], end: bool = True) -> str:
+def render_patch(files: list[tuple[str, list[tuple[str | None, list[tuple[str, str]]]]]], end: bool = True) -> str:
     out = ["*** Begin Patch"]
     for path, chunks in files:
         out.append(f"*** Update File: {path}")
@@ -582,9 +583,9 @@ def build_attempt(builder: Builder, cls: str, index: int) -> Attempt:
                 editor_calls.append(_mistaken_call(cls, doc, c, span, path, rng))
 
     # The patch, with the class's mistake.
-    files = []
+    files: list[tuple[str, list[tuple[str | None, list[tuple[str, str]]]]]] = []
     for hs, path in zip(patch_hunks, rel, strict=True):
-        chunks = [(h.header, h.lines()) for h in hs]
+        chunks: list[tuple[str | None, list[tuple[str, str]]]] = [(h.header, h.lines()) for h in hs]
         files.append((path, chunks))
     patch, note = _mistaken_patch(cls, files, patch_hunks, rng)
     return Attempt(
@@ -661,7 +662,7 @@ def _mistaken_call(
 
 def _mistaken_patch(
     cls: str,
-    files: list[tuple[str, list[tuple[str, list[tuple[str, str]]]]]],
+    files: list[tuple[str, list[tuple[str | None, list[tuple[str, str]]]]]],
     hunks: list[list[Hunk]],
     rng: random.Random,
 ) -> tuple[str, str]:

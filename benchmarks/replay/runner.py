@@ -19,6 +19,7 @@ import json
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)  # fmt: skip
 
 
-def run(attempts: list[corpus.Attempt], tool_list: list[tools.Tool], log=print) -> dict[str, list[score.Outcome]]:
+def run(
+    attempts: list[corpus.Attempt], tool_list: list[tools.Tool], log: Callable[[str], object] = print
+) -> dict[str, list[score.Outcome]]:
     """Every available tool on every attempt it applies to: tool key -> outcomes."""
     results: dict[str, list[score.Outcome]] = {}
     for tool in tool_list:
@@ -85,7 +88,7 @@ def summarise(results: dict[str, list[score.Outcome]]) -> dict[str, Any]:
     for key, outcomes in results.items():
         mistakes = [o for o in outcomes if o.cls != "control"]
         per_class = {cls: tally([o for o in outcomes if o.cls == cls]) for cls in corpus.CLASSES}
-        total = tally(mistakes)
+        total: dict[str, float] = dict(tally(mistakes))
         total["success_rate"] = total["success"] / total["attempts"] if total["attempts"] else 0.0
         per_tool[key] = {"mistakes": total, "control": per_class["control"], "classes": per_class}
     return per_tool

@@ -240,7 +240,7 @@ def peer_tools() -> list[Tool]:
         Tool("codex", "Codex apply_patch", "patch", "peer", codex.version, codex.missing,
              (lambda a: _codex(str(codex.path), a)) if codex.available else None),
         Tool("dsh", "DSH str_replace_editor", "editor", "peer", dsh_version, dsh_missing,
-             (lambda a: _dsh(modules, a)) if modules is not None else None),  # type: ignore[arg-type]
+             (lambda a: _dsh(modules, a)) if modules is not None else None),
         Tool("openhands", "OpenHands editor", "editor", "peer", openhands.version, openhands.missing,
              (lambda a: _openhands(site, a)) if openhands.available else None),
     ]  # fmt: skip
