@@ -130,3 +130,14 @@ def test_runner_writes_table_and_json(tmp_path: Path, capsys: pytest.CaptureFixt
     assert {t["key"] for t in document["tools"]} == {"ours.str_replace_editor", "ours.apply_patch"}
     out = capsys.readouterr().out
     assert "| control |" in out and "n/a" in out  # json_wrapped has no editor form
+
+
+@pytest.mark.parametrize("key", ["codex", "dsh", "openhands"])
+def test_peer_harness_applies_the_control_attempts(attempts: list[corpus.Attempt], key: str) -> None:
+    """Each installed peer gets the control attempts right: its harness feeds it the same bytes."""
+    tool = next(t for t in tools.peer_tools() if t.key == key)
+    if tool.run_all is None:
+        pytest.skip(f"{key} is not installed: {tool.missing}")
+    control = [a for a in attempts if a.cls == "control" and tools.applies(tool, a)]
+    results = runner.run(control, [tool], log=lambda _: None)[key]
+    assert [o.outcome for o in results] == ["success"] * len(control), [o.message for o in results]
