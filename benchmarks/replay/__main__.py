@@ -1,0 +1,3 @@
+from benchmarks.replay.runner import main
+
+raise SystemExit(main())
