@@ -72,12 +72,18 @@ def _protocol_of(url: str) -> str:
 
 
 def _target_class(protocol: str) -> Any:
-    return fsspec.get_filesystem_class(protocol)
+    try:
+        return fsspec.get_filesystem_class(protocol)
+    except ValueError:  # a scheme only vfs's backend registry serves
+        return None
 
 
 def _strip(protocol: str, path: str) -> str:
     """``path`` (a URL of ``protocol`` or a plain path) in the target's own path form."""
-    stripped: str = _target_class(protocol)._strip_protocol(path)
+    cls = _target_class(protocol)
+    if cls is None:
+        return path.removeprefix(f"{protocol}://").rstrip("/")
+    stripped: str = cls._strip_protocol(path)
     return stripped
 
 
@@ -97,7 +103,7 @@ def _root_of_file(protocol: str, options: dict[str, Any], path: str) -> str:
     if known is not None:
         return known
     parent = posixpath.dirname(path.rstrip("/"))
-    return parent or _target_class(protocol).root_marker or "/"
+    return parent or getattr(_target_class(protocol), "root_marker", "") or "/"
 
 
 def canonical_options(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:

@@ -33,7 +33,8 @@ class Target:
 
         if private:
             kwargs["skip_instance_cache"] = True
-        return fsspec.filesystem("vfs", target=self.url, target_options=self.options, **kwargs)
+        kwargs.setdefault("target_options", self.options)
+        return fsspec.filesystem("vfs", target=self.url, **kwargs)
 
     def chained(self, name: str) -> str:
         """The ``vfs::`` URL of the file ``name`` in this workspace."""
