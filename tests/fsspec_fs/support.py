@@ -52,7 +52,8 @@ def metadata_dir(tmp: Path) -> Path:
 def subprocess_env(tmp: Path, **extra: str) -> dict[str, str]:
     """The environment of a fresh interpreter that sees this checkout and its entry points."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
-    env["PYTHONPATH"] = os.pathsep.join([str(metadata_dir(tmp)), str(REPO)])
+    inherited = [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []
+    env["PYTHONPATH"] = os.pathsep.join([str(metadata_dir(tmp)), str(REPO), *inherited])
     env.update(extra)
     return env
 
