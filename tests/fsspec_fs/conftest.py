@@ -1,0 +1,76 @@
+"""Targets for the fsspec-filesystem tests: vfs's memory store, a local folder, S3 on moto.
+
+``target`` is parametrized over the three; each test gets a fresh workspace root and a
+``make_fs()`` that opens a :class:`vfs.filesystem.VfsFileSystem` on it (a new instance each time
+with ``private=True``: another client of the same storage).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from tests.fsspec_fs.support import register_in_process
+
+register_in_process()
+
+_counter = itertools.count()
+
+
+@dataclass
+class Target:
+    name: str
+    url: str  # the workspace root as a target URL
+    path: str  # the same root as a path of the filesystem
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def make_fs(self, *, private: bool = False, **kwargs: Any) -> Any:
+        import fsspec
+
+        if private:
+            kwargs["skip_instance_cache"] = True
+        kwargs.setdefault("target_options", self.options)
+        return fsspec.filesystem("vfs", target=self.url, **kwargs)
+
+    def chained(self, name: str) -> str:
+        """The ``vfs::`` URL of the file ``name`` in this workspace."""
+        return f"vfs::{self.url}/{name}"
+
+
+def _memory(request: pytest.FixtureRequest) -> Target:
+    from backends.memory import forget_store
+
+    name = f"fsspecfs{next(_counter)}"
+    request.addfinalizer(lambda: forget_store(name))
+    return Target("memory", f"memory://{name}", f"/{name}")
+
+
+def _local(request: pytest.FixtureRequest) -> Target:
+    root = request.getfixturevalue("tmp_path") / f"ws{next(_counter)}"
+    root.mkdir()
+    return Target("local", f"file://{root}", str(root))
+
+
+def _s3(request: pytest.FixtureRequest) -> Target:
+    from tests.support import s3_servers
+
+    ep = s3_servers.shared_moto_endpoint()
+    bucket = s3_servers.make_bucket(ep, f"fsspecfs{next(_counter)}")
+    return Target("s3", f"s3://{bucket}/ws", f"{bucket}/ws", dict(ep.storage_options))
+
+
+MAKERS: dict[str, Callable[[pytest.FixtureRequest], Target]] = {"local": _local, "memory": _memory, "s3": _s3}
+TARGETS = [pytest.param(name, marks=pytest.mark.s3) if name == "s3" else name for name in sorted(MAKERS)]
+
+
+@pytest.fixture(params=TARGETS)
+def target(request: pytest.FixtureRequest) -> Iterator[Target]:
+    import fsspec
+
+    yield MAKERS[request.param](request)
+    # fsspec caches instances for the life of the process: drop this test's
+    fsspec.get_filesystem_class("vfs").clear_instance_cache()
