@@ -10,7 +10,6 @@ import pytest
 
 from tests.support.backends import FACTORIES, WorkspaceFactory
 
-
 _MARKS = {"s3": pytest.mark.s3, "azure": pytest.mark.azurite}
 
 

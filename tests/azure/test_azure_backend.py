@@ -227,7 +227,9 @@ def test_registry_opens_azure_urls(scheme: str, azurite_ep: AzuriteEndpoint, mak
     from backends.azure import AzureBackend
 
     container = make_backend().container.container_name
-    be = backends.open_backend(f"{scheme}://{container}/some/prefix/", {**azurite_ep.storage_options, "vfs_lease_ttl": 7})
+    be = backends.open_backend(
+        f"{scheme}://{container}/some/prefix/", {**azurite_ep.storage_options, "vfs_lease_ttl": 7}
+    )
     try:
         assert isinstance(be, AzureBackend) and isinstance(be, Backend)
         assert be.describe() == f"{scheme}://{container}/some/prefix" and be.lease_ttl == 7.0

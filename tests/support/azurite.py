@@ -81,9 +81,7 @@ class AzuriteEndpoint:
 
 
 def connection_string_for(blob_url: str) -> str:
-    return (
-        f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={ACCOUNT_KEY};BlobEndpoint={blob_url};"
-    )
+    return f"DefaultEndpointsProtocol=http;AccountName={ACCOUNT};AccountKey={ACCOUNT_KEY};BlobEndpoint={blob_url};"
 
 
 def container_name(label: str) -> str:
@@ -137,7 +135,12 @@ def azurite_endpoint(*, ready_timeout: float = 60.0, attempts: int = 3) -> Itera
         started = time.monotonic()
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
-                cmd, cwd=data_dir, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                cmd,
+                cwd=data_dir,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         try:
             deadline = started + ready_timeout
