@@ -2,7 +2,7 @@
 
 Adding a backend is one module (implementing :class:`backends.base.Backend` with a classmethod
 ``from_url(url, storage_options)``) plus one line in ``REGISTRY``. Modules are imported lazily, so
-``import backends`` (and ``import vfs``) never pulls in s3fs or boto3.
+``import backends`` (and ``import vfs``) never pulls in s3fs, boto3 or the Azure SDK.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ class BackendEntry:
 
 # One line per backend, sorted by name. "fsspec" is the catch-all for any other URL scheme.
 REGISTRY: dict[str, BackendEntry] = {
+    "azure": BackendEntry("azure", "backends.azure:AzureBackend", ("az", "abfs", "abfss"), "pip install 'vfs[azure]'"),
     "fsspec": BackendEntry("fsspec", "backends.fsspec_any:FsspecBackend", ("*",)),
     "local": BackendEntry("local", "backends.local:LocalBackend", ("", "file", "local")),
     "memory": BackendEntry("memory", "backends.memory:MemoryBackend", ("memory",)),

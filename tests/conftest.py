@@ -10,9 +10,11 @@ import pytest
 
 from tests.support.backends import FACTORIES, WorkspaceFactory
 
+_MARKS = {"s3": pytest.mark.s3, "azure": pytest.mark.azurite}
+
 
 def _flavour_param(name: str) -> object:
-    return pytest.param(name, marks=pytest.mark.s3) if name == "s3" else name
+    return pytest.param(name, marks=_MARKS[name]) if name in _MARKS else name
 
 
 @pytest.fixture(params=[_flavour_param(name) for name in sorted(FACTORIES)])

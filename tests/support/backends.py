@@ -115,6 +115,28 @@ class S3Factory(WorkspaceFactory):
         return S3Backend(backend.fs, backend.bucket, backend.prefix)
 
 
+class AzureFactory(WorkspaceFactory):
+    """A fresh container per workspace on one Azurite server for the test process (skipped, with
+    the reason, when Azurite or azure-storage-blob is not installed)."""
+
+    id = "azure"
+
+    def new_backend(self) -> Backend:
+        from tests.support import azurite
+
+        if not azurite.available():
+            pytest.skip(azurite.MISSING)
+        backend: Backend = azurite.fresh_azure_backend(f"t{next(_counter)}")
+        self.request.addfinalizer(backend.close)
+        return backend
+
+    def same_backend(self, backend: Backend) -> Backend:
+        from backends.azure import AzureBackend
+
+        assert isinstance(backend, AzureBackend)
+        return AzureBackend(backend.container, backend.prefix, label=backend.label)
+
+
 class FsspecMemoryFactory(WorkspaceFactory):
     """The catch-all backend over fsspec's own memory filesystem."""
 
@@ -154,6 +176,7 @@ class FsspecLocalFactory(FsspecMemoryFactory):
 
 
 FACTORIES: dict[str, type[WorkspaceFactory]] = {
+    "azure": AzureFactory,
     "fsspec-local": FsspecLocalFactory,
     "fsspec-memory": FsspecMemoryFactory,
     "local": LocalFactory,
@@ -164,6 +187,7 @@ FACTORIES: dict[str, type[WorkspaceFactory]] = {
 
 # registry name -> flavour ids that run the shared suites on it
 WIRING: dict[str, list[str]] = {
+    "azure": ["azure"],
     "fsspec": ["fsspec-local", "fsspec-memory"],
     "local": ["local", "local-pyfakefs"],
     "memory": ["memory"],
