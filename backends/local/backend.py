@@ -233,7 +233,7 @@ class LocalBackend:
 
     def _check(self, item: WriteItem | DeleteItem, old: tuple[int, os.stat_result] | None) -> None:
         """The conditional-write rule, before anything is staged (a cheap early refusal; the
-        set-aside check in ``publish`` is the one that holds against concurrent writers)."""
+        swap-and-check in ``setaside`` is the one that holds against concurrent writers)."""
         current = None if old is None else self._info(item.key, old[1], self.versions.stat_part(old[1]))
         held = old
 

@@ -384,8 +384,8 @@ def run_external(
     set_aside: bool = True,
 ) -> Report:
     """``trials`` rounds of external append and replace writers racing vfs conditional writes on
-    one local file: every external write must survive (or be kept), none lost. ``set_aside=False``
-    runs the old check-then-rename publish, to show the window it closes."""
+    one local file; every lost external write is a failure line (the promise is none).
+    ``set_aside=False`` runs the check-then-rename publish instead, for comparison."""
     report = Report("races-local-external" if set_aside else "races-local-external-check-then-rename")
     report.notes.append(
         f"{appenders} appender + {replacers} replacer (external, no vfs) + {vfs_writers} vfs writer processes"
