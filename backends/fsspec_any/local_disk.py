@@ -7,16 +7,15 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 
-from backends.base import TEMP_MARKER, EscapesRoot, PreconditionFailed
+from backends.base import EscapesRoot, PreconditionFailed, temp_name
 
 
 def publish(key: str, path: str, data: bytes, *, if_absent: bool, durable: bool) -> None:
     """Write ``data`` to a temp file beside ``path`` (flushed when ``durable``) and publish it:
     ``os.link`` for a create (fails if something is there), ``os.replace`` otherwise."""
-    directory, name = os.path.split(path)
-    tmp = os.path.join(directory, f".{name}{TEMP_MARKER}{secrets.token_hex(4)}")
+    directory = os.path.dirname(path)
+    tmp = os.path.join(directory, temp_name())
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         try:

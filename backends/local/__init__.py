@@ -52,8 +52,8 @@ Decisions (what a replace does to a file that is more than its bytes):
   ``os.supports_dir_fd`` lists every call a mutation makes.
 """
 
+from backends.base import is_temp_name
 from backends.local.backend import BATCH_OPEN_DIRECTORIES, LocalBackend
-from backends.local.publish import is_temp_name
 from backends.local.versions import RACY_WINDOW_NS
 
 __all__ = ["BATCH_OPEN_DIRECTORIES", "RACY_WINDOW_NS", "LocalBackend", "is_temp_name"]

@@ -2,7 +2,7 @@
 group and extended attributes, then linked (no-replace) or renamed into place. The conditional
 replace that never clobbers a writer bypassing vfs is :mod:`backends.local.setaside`.
 
-Temp files are named ``.vfs-tmp-<32 hex>`` (128 random bits): :func:`is_temp_name` recognises
+Temp files are named ``.vfs-tmp-<32 hex>`` (128 random bits; ``backends.base.temp_name``): :func:`is_temp_name` recognises
 exactly those, by the full name, so a user's file whose name merely contains ``.vfs-tmp-`` is
 never taken for one. A temp file never survives an exception (``KeyboardInterrupt`` included).
 """
@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat as stat_module
 
-from backends.base import HardLinked, PreconditionFailed, WriteData
+from backends.base import HardLinked, PreconditionFailed, WriteData, temp_name
 from backends.local.containment import Directory
 
-_TEMP = re.compile(r"\.vfs-tmp-[0-9a-f]{32}")
 _READ_FLAGS = (
     os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 )
@@ -25,13 +23,8 @@ _READ_FLAGS = (
 NO_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS)
 
 
-def is_temp_name(name: str) -> bool:
-    """Whether ``name`` (a base name) is one of vfs's own temp files: safe to hide and to sweep."""
-    return _TEMP.fullmatch(name) is not None
-
-
 def fresh_temp_name() -> str:
-    return f".vfs-tmp-{os.urandom(16).hex()}"
+    return temp_name()
 
 
 # -- the file being replaced -------------------------------------------------------------------
