@@ -40,6 +40,7 @@ from vfs.errors import (
     VfsError,
     code_of,
 )
+from vfs.history import Rewind
 from vfs.paths import META_DIR, MODES
 from vfs.session import Observation, ObservationPolicy, Policy, Session
 from vfs.text import decode_text, dominant_newline, encode_text, has_bom
@@ -50,6 +51,7 @@ from vfs.types import (
     UNCONDITIONAL,
     Change,
     CommitResult,
+    FileChange,
     HistoryEntry,
     Intent,
     Read,
@@ -73,6 +75,7 @@ __all__ = [
     "CorruptMetadata",
     "EditNotFound",
     "Exists",
+    "FileChange",
     "HardLinkRefused",
     "HistoryEntry",
     "HistoryGap",
@@ -93,6 +96,7 @@ __all__ = [
     "Read",
     "RecoveryNeeded",
     "RecoveryReport",
+    "Rewind",
     "RollbackFailed",
     "SandboxDenied",
     "Session",

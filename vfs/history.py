@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vfs.errors import HistoryGap, InvalidArgument, NotFound, StaleVersion, VfsError
 from vfs.txlog import Checkpoint, DoneRecord, Journal, Kind, digest, valid_checkpoint_name
-from vfs.types import UNCONDITIONAL, Change, HistoryEntry, replace_if_version
+from vfs.types import UNCONDITIONAL, Change, FileChange, HistoryEntry, replace_if_version
 
 if TYPE_CHECKING:
     from vfs.context import Context
@@ -148,15 +149,15 @@ class History:
         self._revert_all("undo", f"undo {record.txid}", [record])
         return _entry(record)
 
-    def rewind(self, to: str) -> list[HistoryEntry]:
+    def rewind(self, to: str, *, dry_run: bool = False) -> Rewind:
         """Revert every commit in effect after ``to`` (a checkpoint name or a txid), as one
-        transaction; the entries reverted, newest first."""
+        transaction. ``dry_run``: check and compute the same, commit nothing."""
         point = self._point(to)
         records = [r for r in self.records() if point is None or r.txid > point]
         if not records:
-            return []
-        self._revert_all("rewind", f"rewind to {to}", records)
-        return [_entry(r) for r in records]
+            return Rewind([], [])
+        changes = self._revert_all("rewind", f"rewind to {to}", records, dry_run=dry_run)
+        return Rewind([_entry(r) for r in records], changes)
 
     def redo(self) -> HistoryEntry:
         """Take back the newest undo or rewind (nothing committed since)."""
@@ -175,7 +176,9 @@ class History:
             return to
         raise NotFound(f"No checkpoint or transaction named {to!r} (see `vfs log`).")
 
-    def _revert_all(self, kind: Kind, label: str, records: list[DoneRecord]) -> None:
+    def _revert_all(
+        self, kind: Kind, label: str, records: list[DoneRecord], *, dry_run: bool = False
+    ) -> list[FileChange]:
         """One transaction reverting ``records`` (newest first), refused as a whole with every
         file changed outside them listed."""
         oldest = min(r.txid for r in records)
@@ -195,6 +198,10 @@ class History:
                     f"Cannot {kind}: " + "; ".join(problems) + ". Nothing was changed.",
                     path=None,
                 )
+            changes = tx.staged_changes()
+            if dry_run:
+                tx.abort()
+        return changes
 
     def _revert(self, tx: Transaction, record: DoneRecord, journal: Journal) -> list[str]:
         display = self.ctx.display
@@ -236,6 +243,14 @@ def _revert_target(tx: Transaction, record: DoneRecord, journal: Journal, index:
     elif target.after == "absent" and target.before == "directory":
         tx.mkdir(path)
     return None
+
+
+@dataclass(frozen=True)
+class Rewind:
+    """What a rewind reverted (newest first) and the file changes it made (or would make)."""
+
+    reverted: list[HistoryEntry]
+    changes: list[FileChange]
 
 
 def _entry(record: DoneRecord) -> HistoryEntry:

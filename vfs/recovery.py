@@ -237,7 +237,7 @@ def recover(ctx: Context, *, discard: Collection[str] = ()) -> RecoveryReport:
         try:
             _resolve_one(ctx, txid, txid in scan.decided, report)
         except CorruptMetadata as exc:
-            report.conflicts.append(f"{txid}: {exc.message}")
+            report.conflicts.append(f"{txid}: {exc.message} ({exc.code})")
             ctx.unresolved[txid] = exc.message
         except VfsError as exc:
             report.conflicts.append(f"{txid}: {exc.message}")

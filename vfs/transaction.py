@@ -24,7 +24,7 @@ from vfs.errors import (
 )
 from vfs.staging import Overlay, Seen, Staged, State
 from vfs.txlog import Kind
-from vfs.types import UNCONDITIONAL, CommitResult, Intent, Read, Stat
+from vfs.types import UNCONDITIONAL, CommitResult, FileChange, Intent, Read, Stat
 
 
 def _no_prune() -> None:
@@ -342,6 +342,19 @@ class Transaction:
     def abort(self) -> None:
         if self._status == "open":
             self._status = "aborted"
+
+    def staged_changes(self) -> builtins.list[FileChange]:
+        """The file changes this transaction would commit, in staging order (for a preview)."""
+        out = []
+        for key in self._overlay.targets():
+            staged, seen = self._staged[key], self._seen[key]
+            if "directory" in (staged.state, seen.state):
+                continue
+            before = seen.data if seen.state == "file" else None
+            if seen.state == "file" and before is None:
+                before = self._ctx.read_key(key)[0]
+            out.append(FileChange(self._display(key), before, staged.data))
+        return out
 
     def commit(self) -> CommitResult:
         self._require_open()

@@ -177,9 +177,10 @@ class _Reader:
         self.name = name
 
     def fail(self, why: str) -> CorruptMetadata:
+        txid = self.name.rsplit("/", 1)[-1].split(".", 1)[0]
         return CorruptMetadata(
             f"The metadata record {self.name} is corrupt ({why}); nothing was written from it. "
-            "If the files it names are as they should be, set it aside with `vfs recover --discard`.",
+            f"If the files it names are as they should be, set it aside with `vfs recover --discard {txid}`.",
             path=self.name,
         )
 

@@ -86,6 +86,15 @@ class HistoryEntry:
     changes: list[Change]
 
 
+@dataclass(frozen=True)
+class FileChange:
+    """A staged change of one file: its bytes before and after (``None``: absent)."""
+
+    path: str
+    before: bytes | None
+    after: bytes | None
+
+
 @dataclass
 class RecoveryReport:
     rolled_back: list[str] = field(default_factory=list)  # txids

@@ -10,7 +10,7 @@ from typing import Any
 from backends.base import Backend, Capabilities
 from vfs.context import Context
 from vfs.errors import InvalidArgument, NotFound, SandboxDenied, Unsupported
-from vfs.history import History
+from vfs.history import History, Rewind
 from vfs.paths import META_DIR, MODES, PathMapper
 from vfs.recovery import pending, recover
 from vfs.session import ObservationPolicy, Policy, Session
@@ -186,11 +186,13 @@ class Workspace:
         self._require_writable("redo")
         return self._history.redo()
 
-    def rewind(self, to: str) -> builtins.list[HistoryEntry]:
+    def rewind(self, to: str, *, dry_run: bool = False) -> Rewind:
         """Revert, as one transaction, every commit in effect after ``to`` (a checkpoint name or a
-        txid). Refused as a whole, listing each file changed outside those commits since."""
-        self._require_writable("rewind")
-        return self._history.rewind(to)
+        txid). Refused as a whole, listing each file changed outside those commits since.
+        ``dry_run``: the same checks and the changes it would make, nothing committed."""
+        if not dry_run:
+            self._require_writable("rewind")
+        return self._history.rewind(to, dry_run=dry_run)
 
     def checkpoint(self, name: str) -> Checkpoint:
         """Name the current point of history (``rewind(name)`` comes back to it)."""

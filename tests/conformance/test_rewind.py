@@ -32,8 +32,20 @@ def test_rewind_to_a_checkpoint_restores_the_exact_old_tree(make_workspace):
     mark = ws.checkpoint("before-agent")
     assert mark.name == "before-agent" and [c.name for c in ws.checkpoints()] == ["before-agent"]
     _agent_session(ws)
-    reverted = ws.rewind("before-agent")
+    after = snapshot_tree(ws)
+    preview = ws.rewind("before-agent", dry_run=True)
+    assert snapshot_tree(ws) == after  # a dry run commits nothing
+    m = ws.mount
+    assert {(c.path, c.before, c.after) for c in preview.changes} == {
+        (f"{m}/a.txt", b"A2\n", b"A1\n"),
+        (f"{m}/b.txt", None, b"B1\n"),
+        (f"{m}/new/deep/b.txt", b"B1\n", None),
+        (f"{m}/c.txt", None, b"C1\n"),
+        (f"{m}/d.txt", b"D\n", None),
+    }
+    reverted = ws.rewind("before-agent").reverted
     assert [e.label for e in reverted] == ["delete and add", "move", f"write {ws.mount}/a.txt"]
+    assert preview.reverted == reverted
     assert snapshot_tree(ws) == before  # directories created by the moves are gone again
     assert ws.log() == []
 

@@ -1,4 +1,5 @@
-"""``vfs log``, ``vfs undo`` and ``vfs recover``: the workspace's history and crash recovery."""
+"""``vfs log``, ``undo``, ``redo``, ``checkpoint``, ``rewind`` and ``recover``: the workspace's history
+and crash recovery."""
 
 from __future__ import annotations
 
@@ -16,6 +17,19 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
     if verb == "log":
         parser.add_argument("-n", "--limit", type=int, default=20, help="how many transactions (default 20)")
         parser.add_argument("--json", action="store_true", help="machine-readable output")
+    if verb == "checkpoint":
+        parser.add_argument("name", help="letters, digits, '.', '_' and '-' (at most 64)")
+    if verb == "rewind":
+        parser.add_argument("to", help="a checkpoint name or a txid (see `vfs log`)")
+        parser.add_argument("--dry-run", action="store_true", help="show the combined diff, change nothing")
+    if verb == "recover":
+        parser.add_argument(
+            "--discard",
+            action="append",
+            default=[],
+            metavar="TXID",
+            help="set aside a damaged record once you have checked its files (repeatable)",
+        )
 
 
 def _when(timestamp: float) -> str:
@@ -29,9 +43,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.verb == "log":
             return _log(ws, args)
-        if args.verb == "undo":
-            return _undo(ws)
-        return _recover(ws)
+        handler = {"undo": _undo, "redo": _redo, "checkpoint": _checkpoint, "rewind": _rewind}.get(args.verb)
+        if handler is not None:
+            return handler(ws, args)
+        return _recover(ws, args)
     finally:
         ws.close()
 
@@ -43,16 +58,54 @@ def _log(ws: vfs.Workspace, args: argparse.Namespace) -> int:
 
         sys.stdout.write(dumps([_entry_json(e) for e in entries]))
         return EXIT_OK
+    marks = {c.txid: c.name for c in ws.checkpoints()}
     if not entries:
         print("No transactions yet.")
     for entry in entries:
         label = f"  {entry.label}" if entry.label else ""
+        if entry.txid in marks:
+            print(f"--- checkpoint {marks[entry.txid]}")
         print(f"{entry.txid}  {_when(entry.timestamp)}{label}")
         _print_changes(entry)
+    if None in marks:
+        print(f"--- checkpoint {marks[None]} (the beginning of history)")
     return EXIT_OK
 
 
-def _undo(ws: vfs.Workspace) -> int:
+def _redo(ws: vfs.Workspace, args: argparse.Namespace) -> int:
+    entry = ws.redo()
+    print(f"Redid: took back {entry.txid}{' (' + entry.label + ')' if entry.label else ''}.")
+    return EXIT_OK
+
+
+def _checkpoint(ws: vfs.Workspace, args: argparse.Namespace) -> int:
+    mark = ws.checkpoint(args.name)
+    print(f"Checkpoint {mark.name} at {mark.txid or 'the beginning of history'}.")
+    return EXIT_OK
+
+
+def _rewind(ws: vfs.Workspace, args: argparse.Namespace) -> int:
+    import difflib
+
+    plan = ws.rewind(args.to, dry_run=args.dry_run)
+    if not plan.reverted:
+        print(f"Nothing to rewind: no transaction after {args.to}.")
+        return EXIT_OK
+    if args.dry_run:
+        for change in plan.changes:
+            before = (change.before or b"").decode("utf-8", "replace").splitlines(keepends=True)
+            after = (change.after or b"").decode("utf-8", "replace").splitlines(keepends=True)
+            old = f"a{change.path}" if change.before is not None else "/dev/null"
+            new = f"b{change.path}" if change.after is not None else "/dev/null"
+            sys.stdout.writelines(difflib.unified_diff(before, after, old, new))
+    verb = "Would revert" if args.dry_run else "Reverted"
+    print(f"{verb} {len(plan.reverted)} transaction(s):")
+    for entry in plan.reverted:
+        print(f"    {entry.txid}  {entry.label}")
+    return EXIT_OK
+
+
+def _undo(ws: vfs.Workspace, args: argparse.Namespace) -> int:
     entry = ws.undo()
     print(f"Undid {entry.txid}{' (' + entry.label + ')' if entry.label else ''}:")
     _print_changes(entry)
@@ -64,11 +117,11 @@ def _print_changes(entry: vfs.HistoryEntry) -> None:
         print(f"    {change.action:<6} {change.path}")
 
 
-def _recover(ws: vfs.Workspace) -> int:
-    report = ws.recover()
+def _recover(ws: vfs.Workspace, args: argparse.Namespace) -> int:
+    report = ws.recover(discard=args.discard)
     print(
         f"Recovery: rolled back {len(report.rolled_back)} interrupted commit(s), "
-        f"cleaned up {len(report.finished)} leftover record(s)."
+        f"finished {len(report.rolled_forward)}, cleaned up {len(report.finished)} leftover record(s)."
     )
     for problem in report.conflicts:
         print(f"    left in place: {problem}")
