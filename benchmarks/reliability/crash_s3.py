@@ -46,7 +46,7 @@ def _populate(ws: Any) -> None:
 
 def _pending(ws: Any) -> list[str]:
     try:
-        names = {i.name for i in ws.backend.list(ws._tx_key)}
+        names = {i.name for i in ws.backend.list(ws.txlog.tx_key)}
     except FileNotFoundError:
         return []
     return sorted(n for n in names if n.endswith(".journal") and n[: -len(".journal")] + ".done" not in names)

@@ -142,7 +142,7 @@ def _state(tree: dict[str, Any], trees: dict[str, dict[str, Any]]) -> str:
 
 def _pending(ws: Any) -> list[str]:
     try:
-        names = {i.name for i in ws.backend.list(ws._tx_key)}
+        names = {i.name for i in ws.backend.list(ws.txlog.tx_key)}
     except FileNotFoundError:
         return []
     return sorted(n for n in names if n.endswith(".journal") and n[: -len(".journal")] + ".done" not in names)
