@@ -46,6 +46,11 @@ LOCK_FILE_NOTE = (
 )
 
 
+#: The share of the lease time kept in hand: a change is sent only while more than this much of
+#: the lease is left.
+VALIDITY_MARGIN = 0.25
+
+
 class LeaseLost(TimeoutError):
     """The commit lock expired while held (the holder stalled) and another client took it."""
 
@@ -93,6 +98,22 @@ class HeldLocks:
             held = list(self._held)
         for lock in held:
             lock.release()
+
+    def lease_keys(self) -> set[str]:
+        with self._guard:
+            return {getattr(lock, "key", "") for lock in self._held}
+
+    def require_valid(self) -> None:
+        """``LeaseLost`` if a lease held here may have run out: called right before each request
+        that changes the store, so a holder that was paused past its lease stops there instead of
+        writing over a commit made since (where versions are content hashes, as S3's ETags are,
+        a later commit can restore exactly the bytes the paused holder's condition names)."""
+        with self._guard:
+            held = list(self._held)
+        for lock in held:
+            check = getattr(lock, "require_valid", None)
+            if check is not None:
+                check()
 
 
 class Backoff:
@@ -357,6 +378,15 @@ class CasLease(_Renewed):
     @property
     def held(self) -> bool:
         return self.etag is not None and not self.lost
+
+    def require_valid(self) -> None:
+        """``LeaseLost`` unless the lease is certainly still ours for a while: no other client
+        takes it over before its expiry, and the margin covers the request about to go out."""
+        if self.etag is None:
+            return
+        if self.lost or time.monotonic() > self._deadline_mono - self.ttl * VALIDITY_MARGIN:
+            self.lost = True
+            raise _lost(self.key)
 
 
 # -- best-effort lock file --------------------------------------------------------------------

@@ -281,12 +281,7 @@ class Commit:
             try:
                 decided = self.ctx.log.decide(done_record(journal, {}, self.ctx.display, outcome="aborted"))
             except VfsError as undecided:
-                self.ctx.unresolved[journal.txid] = f"its outcome could not be recorded: {undecided.message}"
-                raise RollbackFailed(
-                    f"{exc.message} The commit failed and its outcome could not be recorded; the journal was"
-                    " kept. Run `vfs recover` once the cause is fixed.",
-                    path=exc.path,
-                ) from exc
+                decided = self._await_decision(journal, exc, undecided)
             if decided.outcome == "committed":  # rolled forward by another client's recovery
                 return self._result(journal, decided)
         outcome = rollback(self.ctx, journal, untouched=untouched)
@@ -301,6 +296,26 @@ class Commit:
         exc.message = f"{exc.message} The transaction was rolled back; nothing was changed."
         exc.args = (exc.message,)
         raise exc
+
+    def _await_decision(self, journal: Journal, exc: VfsError, undecided: VfsError) -> DoneRecord:
+        """This client may no longer decide (its lease ran out while it was paused): another
+        client's recovery will. Wait a while for that decision, reading only, so the report can
+        say what happened; if none comes, say that the outcome is open."""
+        deadline = time.monotonic() + min(self.ctx.lock_timeout, 10.0)
+        while time.monotonic() < deadline:
+            try:
+                return self.ctx.log.read_done(journal.txid)
+            except NotFound:
+                time.sleep(0.2)
+            except VfsError:
+                break
+        self.ctx.unresolved[journal.txid] = f"its outcome could not be recorded: {undecided.message}"
+        raise RollbackFailed(
+            f"{exc.message} Transaction {journal.txid} could not record its outcome ({undecided.message}); its"
+            " journal was kept, so it is neither committed nor rolled back yet: the next `vfs recover` (or the"
+            " next client to open the workspace) finishes it, and `vfs log` then shows whether it landed.",
+            path=exc.path,
+        ) from exc
 
     def _abandon(self, journal: Journal, untouched: set[str]) -> None:
         outcome = rollback(self.ctx, journal, untouched=untouched)

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from backends.base import FileInfo
+from backends.lease import HeldLocks
 from backends.s3 import errors, versions
 
 T = TypeVar("T")
@@ -77,8 +78,16 @@ def open_filesystem(options: dict[str, Any], max_concurrency: int) -> Any:
     return fs
 
 
+#: Requests that change the store: sent only while every commit lock held here is valid.
+_CHANGES = frozenset(
+    {"put_object", "delete_object", "copy_object", "create_multipart_upload", "complete_multipart_upload"}
+)
+
+
 class S3Requests:
     """Requests on one bucket, below one prefix (see the module docstring)."""
+
+    _held: HeldLocks  # the commit locks this backend holds (set by the backend)
 
     def __init__(self, fs: Any, bucket: str, prefix: str, *, max_concurrency: int) -> None:
         if not bucket:
@@ -114,6 +123,8 @@ class S3Requests:
         client = await self.fs.get_s3(self.bucket)
         _tune_client(client)
         method = getattr(client, op)
+        if op in _CHANGES and key not in self._held.lease_keys():
+            self._held.require_valid()  # as late as possible: right before the request goes out
         if hasattr(self.fs, "_get_s3_method_kwargs"):  # honours s3_additional_kwargs / requester pays
             kwargs = self.fs._get_s3_method_kwargs(method, Bucket=self.bucket, **kwargs)
         else:  # pragma: no cover - older s3fs
