@@ -36,6 +36,7 @@ class Context:
         self.max_file_bytes = max_file_bytes
         self.lock_timeout = lock_timeout
         self.meta_key = mapper.meta_key
+        self.lock_key = f"{self.meta_key}/lock"
         self.log = TxLog(storage, f"{self.meta_key}/tx", mapper.key_ok, mapper.to_display)
         self._meta_ready = False
         #: Unresolved journals (txid -> why) this workspace knows of: every read, commit and log
@@ -85,7 +86,7 @@ class Context:
     @contextmanager
     def commit_lock(self) -> Iterator[None]:
         self.ensure_meta()
-        with self.storage.lock(f"{self.meta_key}/lock", self.lock_timeout):
+        with self.storage.lock(self.lock_key, self.lock_timeout):
             yield
 
     def require_resolved(self) -> None:

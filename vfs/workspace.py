@@ -106,6 +106,11 @@ class Workspace:
         return self._ctx.log
 
     @property
+    def lock_key(self) -> str:
+        """The key of the commit lock (for tools that check whether it is held)."""
+        return self._ctx.lock_key
+
+    @property
     def unresolved(self) -> dict[str, str]:
         """Interrupted commits this workspace knows are not resolved (txid -> why)."""
         return dict(self._ctx.unresolved)

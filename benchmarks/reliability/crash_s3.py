@@ -108,7 +108,7 @@ def run(trials: int = 200, *, seed: int = 0, endpoint: Any = None) -> Report:
         report.count("killed with a pending journal (inside a commit)" if pending else "killed outside a commit")
         if raw not in trees.values():
             report.count("tree mixed in the store before recovery")
-        if ws.backend.stat(ws._lock_key) is not None:
+        if ws.backend.stat(ws.lock_key) is not None:
             report.count("dead holder's lease left before recovery")
         try:
             healthy = _open(url, options)  # recovers (waits out the dead holder's lease)
@@ -125,7 +125,7 @@ def run(trials: int = 200, *, seed: int = 0, endpoint: Any = None) -> Report:
         report.count(f"ended in {state}")
         if _pending(healthy):
             report.fail(f"{where}: an uncommitted journal is left after recovery")
-        if healthy.backend.stat(healthy._lock_key) is not None:
+        if healthy.backend.stat(healthy.lock_key) is not None:
             # killed after the commit mark, holding the lease: nothing to recover, so the dead
             # holder's lease object stays until the next commit takes it over (it has expired)
             report.count("dead holder's expired lease left (no recovery needed; taken over next)")

@@ -152,7 +152,7 @@ def _where_paused(probe: Any) -> str:
     """Where the stopped committer stands, as the store shows it."""
     if _pending(probe):
         return "paused inside a commit (journal pending)"
-    if probe.backend.stat(probe._lock_key) is not None:
+    if probe.backend.stat(probe.lock_key) is not None:
         return "paused holding the lease (no pending journal)"
     return "paused outside the commit lock"
 
