@@ -22,6 +22,8 @@ CAMPAIGNS: dict[str, tuple[str, str, int, str]] = {
     "races": ("benchmarks.reliability.races", "run", 20, "rounds of 3 editor + 3 apply_patch + 1 external processes"),
     "races-s3": ("benchmarks.reliability.races_s3", "run", 5, "3 editor + 3 apply_patch + 1 external, SeaweedFS"),
     "crash-s3": ("benchmarks.reliability.crash_s3", "run", 200, "SIGKILL at a random instant, S3 on moto"),
+    "races-azure": ("benchmarks.reliability.races_azure", "run", 5, "3 editor + 3 apply_patch + 1 external, Azurite"),
+    "crash-azure": ("benchmarks.reliability.crash_azure", "run", 200, "SIGKILL at a random instant, Azure on Azurite"),
     "differential": ("benchmarks.reliability.differential", "run", 10_000, "against Codex's apply_patch binary"),
 }
 
