@@ -29,7 +29,8 @@ def test_processes_through_both_tools_with_an_external_writer_on_azurite(azurite
     report = races_azure.run(rounds, seed=5, editors=2, patchers=2, externals=1, edits=edits, endpoint=azurite_ep)
     assert report.failures == [], report.render()
     assert report.trials == rounds
-    assert sum(report.counts.values()) == rounds * 5 * edits, report.render()  # each edit won or lost, nothing else
+    outcomes = [n for name, n in report.counts.items() if not name.startswith("external 412")]  # retries
+    assert sum(outcomes) == rounds * 5 * edits, report.render()  # each edit won or lost, nothing else
     assert report.counts.get("external wins") == rounds * edits, report.render()
     # the race was real: both tools won, and vfs refused stale edits
     assert report.counts.get("editor wins", 0) > 0 and report.counts.get("patch wins", 0) > 0, report.render()
