@@ -289,3 +289,27 @@ def test_import_vfs_does_not_load_the_azure_sdk() -> None:
     code = "import sys, vfs, backends; print(sorted(m for m in sys.modules if m.startswith('azure')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("url", "container", "prefix", "account"),
+    [
+        ("az://c/p/q/", "c", "p/q", None),
+        ("abfs://c", "c", "", None),
+        ("abfss://c@acct.dfs.core.windows.net/p", "c", "p", "acct"),
+    ],
+)
+def test_urls_name_container_prefix_and_account(url: str, container: str, prefix: str, account: str | None) -> None:
+    from backends.azure.connect import parse_url
+
+    loc = parse_url(url)
+    assert (loc.container, loc.prefix, loc.account_name) == (container, prefix, account)
+
+
+def test_a_root_without_container_or_account_is_refused() -> None:
+    from backends.azure.connect import container_client, parse_url
+
+    with pytest.raises(ValueError):
+        parse_url("az:///p")
+    with pytest.raises(ValueError):
+        container_client(parse_url("az://c/p"), {"anon": True}, {})
