@@ -28,7 +28,9 @@ Conflicts
     The filesystem remembers the version of every file it read or wrote; a later write or delete
     of that file is conditional on that version, and every file read inside a transaction is
     checked again at its commit, so a file changed by someone else makes the write or the commit
-    fail with ``vfs.StaleVersion`` and nothing of the transaction lands.
+    fail with ``vfs.StaleVersion`` and nothing of the transaction lands. ``info()["version"]`` is
+    that version (``None`` inside a transaction for what it staged); ``ukey``/``checksum`` derive
+    from it. Inside a transaction, reads, listings and ``info`` show its own staged changes.
 
 Transactions, nesting and threads
     One transaction per filesystem instance (fsspec hands out one instance per thread and set of
@@ -37,7 +39,7 @@ Transactions, nesting and threads
     it was caught before the outermost exit, that exit raises ``vfs.Aborted``. A single call that
     fails inside a transaction leaves it as it was if it had staged nothing, and dooms it
     otherwise. Threads sharing one instance share its transaction: their writes join it, and
-    calls on the instance are serialised by a lock while a transaction is open.
+    calls on one instance take turns (a lock).
 """
 
 from __future__ import annotations
@@ -351,13 +353,46 @@ class VfsFileSystem(ChainedFileSystem, metaclass=_Canonical):  # type: ignore[mi
         wp = self._wp(path)
         with self._lock:
             state = self._pending
-            return state.tx.stat(wp) if state is not None else self.workspace.stat(wp)
+            if state is None:
+                return self.workspace.stat(wp)
+            try:
+                return state.tx.stat(wp)
+            except vfs.NotFound:
+                if not self._staged_below(state, path):
+                    raise
+                return Stat(self.workspace.to_path(wp), "directory")
 
     def _list(self, path: str) -> list[Stat]:
         wp = self._wp(path)
         with self._lock:
             state = self._pending
-            return state.tx.list(wp) if state is not None else self.workspace.list(wp)
+            if state is None:
+                return self.workspace.list(wp)
+            try:
+                listed = state.tx.list(wp)
+            except vfs.NotFound:
+                if not self._staged_below(state, path):
+                    raise
+                listed = []
+            return self._with_staged_folders(state, path, listed)
+
+    def _staged_below(self, state: _Open, path: str) -> list[str]:
+        """Files staged below ``path`` that still exist in the transaction: vfs creates their
+        folders only at commit, but a listing inside the transaction must already show them."""
+        prefix = self._key(path).rstrip("/") + "/"
+        return [t for t in sorted(state.touched) if t.startswith(prefix) and state.tx.exists(self._wp(t))]
+
+    def _with_staged_folders(self, state: _Open, path: str, listed: list[Stat]) -> list[Stat]:
+        prefix = self.workspace.to_path(self._wp(path)).rstrip("/") + "/"
+        known = {s.path: s for s in listed}
+        for staged in self._staged_below(state, path):
+            rest = ("/" + staged.lstrip("/"))[len(prefix) :]
+            if "/" in rest:
+                folder = prefix + rest.split("/", 1)[0]
+                known.setdefault(folder, Stat(folder, "directory"))
+            elif prefix + rest not in known:  # a file in a folder the transaction creates
+                known[prefix + rest] = state.tx.stat(self._wp(staged))
+        return [known[p] for p in sorted(known)]
 
     def _info(self, stat: Stat) -> dict[str, Any]:
         kind = stat.kind if stat.kind in ("file", "directory") else "other"

@@ -207,3 +207,14 @@ def test_a_chained_url_joins_the_transaction_of_the_filesystem_for_its_root(targ
             f.write("chained")
         assert not target.make_fs(private=True).exists(f"{target.path}/sub/c.txt")
     assert fs.cat(f"{target.path}/sub/c.txt") == b"chained"
+
+
+def test_listings_inside_a_transaction_show_the_folders_of_staged_files(target: Target) -> None:
+    fs = target.make_fs()
+    with fs.transaction:
+        fs.pipe(f"{target.path}/new/deep/b.txt", b"b")
+        assert fs.isdir(f"{target.path}/new/deep")
+        assert fs.ls(target.path, detail=False) == [f"{target.path}/new"]
+        assert fs.find(target.path) == [f"{target.path}/new/deep/b.txt"]
+        fs.rm(f"{target.path}/new/deep/b.txt")
+        assert not fs.exists(f"{target.path}/new")
