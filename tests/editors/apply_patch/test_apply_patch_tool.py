@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 import vfs
+from backends.base import WriteItem
 from editors.apply_patch.errors import (
     ApplyPatchError,
     PatchContextNotFound,
@@ -204,7 +205,7 @@ def test_move_onto_itself_is_an_in_place_update(make_workspace: Any) -> None:
 def test_move_overwrites_and_keeps_the_mode(make_workspace: Any) -> None:
     ws = make_workspace({"run.sh": b"echo 1\n", "dest.sh": b"old\n"})
     if ws.capabilities.modes:
-        ws.backend.write("run.sh", b"echo 1\n", mode=0o755)
+        ws.backend.write(WriteItem("run.sh", b"echo 1\n", mode=0o755))
     apply_patch(ws, wrap("*** Update File: run.sh\n*** Move to: dest.sh\n@@\n-echo 1\n+echo 2"))
     tree = snapshot_tree(ws, modes=ws.capabilities.modes)
     if ws.capabilities.modes:
@@ -254,7 +255,7 @@ def test_concurrent_change_before_commit_fails_and_changes_nothing(make_workspac
         def lock(self, *args: Any, **kwargs: Any) -> Any:
             if not self.done:
                 self.done = True
-                self.inner.write("a.txt", b"someone else\n")
+                self.inner.write(WriteItem("a.txt", b"someone else\n"))
             return self.inner.lock(*args, **kwargs)
 
         def __getattr__(self, name: str) -> Any:

@@ -7,6 +7,7 @@ import os
 import pytest
 
 import vfs
+from backends.base import DeleteItem
 from editors.str_replace_editor.config import ConfigError
 from editors.str_replace_editor.render import TRUNCATED_MESSAGE
 from editors.str_replace_editor.tool import StrReplaceEditor, ToolResult
@@ -609,7 +610,7 @@ def test_a_delete_racing_the_edit_commit_is_stale(make_workspace, monkeypatch):
     ws = make_workspace({"f.txt": b"one\n"})
     path = f"{ws.mount}/f.txt"
     editor = StrReplaceEditor(ws, session=False)
-    _racing(monkeypatch, ws, lambda: ws.backend.delete("f.txt"))
+    _racing(monkeypatch, ws, lambda: ws.backend.delete(DeleteItem("f.txt")))
     message = err(run(editor, command="insert", path=path, insert_line=0, new_str="x"), "FS_STALE_VERSION")
     assert message == f'cannot write "{path}": file no longer exists'
     assert not ws.exists(path)
