@@ -18,6 +18,8 @@ from benchmarks.core import run_workload
 from tests.support import s3_servers
 
 
+# slow: every workload end to end, several through subprocesses and S3
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n in workloads.WORKLOADS if workloads.load(n) is not None])
 def test_each_workload_runs_once_at_tiny_size(name: str, tmp_path: Path) -> None:
     module = workloads.load(name)

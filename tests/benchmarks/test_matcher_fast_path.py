@@ -3,6 +3,7 @@ workloads) must give exactly what the general line model gives, whenever it give
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -59,6 +60,7 @@ def cases(draw: st.DrawFn) -> tuple[str, str]:
     return text, "\n".join(out)
 
 
+@pytest.mark.slow  # 800 generated cases
 @settings(max_examples=800, deadline=None)
 @given(cases())
 def test_fast_path_agrees_with_the_line_model(case: tuple[str, str]) -> None:

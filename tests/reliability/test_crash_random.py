@@ -26,12 +26,16 @@ def _check(report) -> None:
     assert report.counts.get("recovery rolled back", 0) >= 1, report.render()
 
 
+# slow: a campaign at CI size (the fast tier, -m "not slow", leaves it to the full run)
+@pytest.mark.slow
 def test_sigkill_at_random_instants_forked_child(tmp_path):
     report = crash.run(100, seed=8, workdir=str(tmp_path))
     assert report.trials == 100
     _check(report)
 
 
+# slow: a campaign at CI size (the fast tier, -m "not slow", leaves it to the full run)
+@pytest.mark.slow
 def test_sigkill_at_random_instants_fresh_interpreter(tmp_path):
     report = crash.run_exec(12, seed=9, workdir=str(tmp_path))
     assert report.trials == 12

@@ -12,6 +12,8 @@ from benchmarks.reliability import differential
 BINARY = differential.codex_binary()
 
 
+# slow: a campaign at CI size (the fast tier, -m "not slow", leaves it to the full run)
+@pytest.mark.slow
 @pytest.mark.skipif(BINARY is None, reason="Codex apply_patch binary not installed (benchmarks/install_peers.sh codex)")
 def test_every_difference_from_codex_is_deliberate():
     report = differential.run(150, binary=BINARY)

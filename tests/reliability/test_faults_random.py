@@ -11,6 +11,8 @@ import pytest
 from benchmarks.reliability import faults
 
 
+# slow: a campaign at CI size (the fast tier, -m "not slow", leaves it to the full run)
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2])
 def test_random_faults_keep_the_old_tree_and_name_the_cause(seed):
     report = faults.run(200, seed=seed)

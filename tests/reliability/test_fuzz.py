@@ -10,6 +10,8 @@ import pytest
 from benchmarks.reliability import fuzz
 
 
+# slow: a campaign at CI size (the fast tier, -m "not slow", leaves it to the full run)
+@pytest.mark.slow
 @pytest.mark.parametrize(("target", "cases"), [("parser", 1000), ("apply", 600), ("editor", 400), ("cli", 400)])
 def test_fuzz_target(target, cases, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

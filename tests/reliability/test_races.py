@@ -13,6 +13,8 @@ from benchmarks.reliability import races
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="POSIX only")
 
 
+# slow: a campaign at CI size (the fast tier, -m "not slow", leaves it to the full run)
+@pytest.mark.slow
 def test_processes_through_both_tools_with_an_external_writer():
     report = races.run(3, seed=5, editors=3, patchers=3, externals=1, edits=12)
     assert report.failures == [], report.render()

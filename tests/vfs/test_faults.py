@@ -38,6 +38,8 @@ def _calls_in_commit(make_workspace) -> tuple[int, dict]:
     return faulty.count - before, snapshot_tree(ws, modes=True)
 
 
+# slow: one commit per backend call of the transaction, on every backend (a campaign)
+@pytest.mark.slow
 def test_every_failing_call_leaves_old_or_new_tree(make_workspace):
     total, new_tree = _calls_in_commit(make_workspace)
     assert total > 10

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 import vfs
 from editors.apply_patch.tool import apply_patch
 from tests.support.faults import FaultyBackend
@@ -71,6 +73,8 @@ def _failure_points(calls: list[str], exhaustive: bool) -> list[int]:
     return sorted(points)
 
 
+# slow: one patch per backend call it makes, on every backend (a campaign)
+@pytest.mark.slow
 def test_every_failing_call_leaves_the_old_tree(make_workspace: Any) -> None:
     plain, faulty, ws = _faulty_workspace(make_workspace)
     before = faulty.count

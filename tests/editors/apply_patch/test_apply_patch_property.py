@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,6 +96,7 @@ def write_patch(texts: list[str], edits: list[Edit]) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow  # 300 generated cases
 @settings(max_examples=300, deadline=None)
 @given(files_and_edits())
 def test_generated_patch_applies_exactly(case: tuple[list[str], list[str], bool, list[Edit]]) -> None:
