@@ -271,3 +271,11 @@ def pending(ctx: Context) -> list[str]:
     """Txids whose journal has no decision yet (cheap: one listing)."""
     scan = ctx.log.scan()
     return [t for t in scan.journals if t not in scan.decided]
+
+
+def needs_recovery(ctx: Context) -> bool:
+    """An undecided journal, or a temp file a crashed record write left in the log's folder."""
+    scan = ctx.log.scan()
+    return any(t not in scan.decided for t in scan.journals) or any(
+        ctx.storage.is_temp_name(n) for n in scan.leftovers
+    )

@@ -12,7 +12,7 @@ from vfs.context import Context
 from vfs.errors import InvalidArgument, NotFound, SandboxDenied, Unsupported
 from vfs.history import History, Rewind
 from vfs.paths import META_DIR, MODES, PathMapper
-from vfs.recovery import pending, recover
+from vfs.recovery import needs_recovery, pending, recover
 from vfs.session import ObservationPolicy, Policy, Session
 from vfs.storage import Storage, connect
 from vfs.text import decode_text
@@ -221,7 +221,7 @@ class Workspace:
     def recover(self, *, only_if_needed: bool = False, discard: Collection[str] = ()) -> RecoveryReport:
         """Finish interrupted commits (takes the commit lock). ``discard``: txids of corrupt
         records to set aside once their files have been checked by hand."""
-        if only_if_needed and not discard and not pending(self._ctx):
+        if only_if_needed and not discard and not needs_recovery(self._ctx):
             return RecoveryReport()
         if self.mode == "read-only":
             raise SandboxDenied("Cannot recover: the workspace is read-only.", mode=self.mode)
