@@ -60,7 +60,7 @@ def _check_after(report: Report, where: str, ws: Any, url: str, options: dict[st
     report.count(f"ended in {state}")
     if _pending(healthy):
         report.fail(f"{where}: an uncommitted journal is left after recovery")
-    if healthy.backend.stat(healthy._lock_key) is not None:
+    if healthy.backend.stat(healthy.lock_key) is not None:
         report.count("dead holder's expired lease left (no recovery needed; taken over next)")
         try:
             flip(healthy)
