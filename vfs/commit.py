@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 
 from backends.base import DeleteItem, WriteItem, iter_parents
 from vfs.context import Context
-from vfs.errors import NotFound, RecoveryNeeded, RollbackFailed, StaleVersion, VfsError
+from vfs.errors import NotFound, RollbackFailed, StaleVersion, VfsError
 from vfs.recovery import recover, rollback
 from vfs.staging import Overlay
 from vfs.txlog import DoneRecord, Journal, Kind, TargetRecord, digest, new_txid
@@ -391,4 +391,4 @@ def _raise_first(results: Sequence[object]) -> None:
             raise result
 
 
-__all__ = ["Commit", "RecoveryNeeded", "crash_point", "done_record"]
+__all__ = ["Commit", "crash_point", "done_record"]
