@@ -15,6 +15,7 @@ See ``docs/vfs-api.md`` for the whole API. Importing vfs never imports fsspec, s
 
 from vfs.errors import (
     Aborted,
+    AlreadyApplied,
     AmbiguousEdit,
     CorruptMetadata,
     EditNotFound,
@@ -38,6 +39,7 @@ from vfs.errors import (
     TooLarge,
     Unsupported,
     VfsError,
+    WorkspaceRootInvalid,
     code_of,
 )
 from vfs.history import Rewind
@@ -68,6 +70,7 @@ __all__ = [
     "MODES",
     "UNCONDITIONAL",
     "Aborted",
+    "AlreadyApplied",
     "AmbiguousEdit",
     "Change",
     "Checkpoint",
@@ -107,6 +110,7 @@ __all__ = [
     "Unsupported",
     "VfsError",
     "Workspace",
+    "WorkspaceRootInvalid",
     "code_of",
     "decode_text",
     "dominant_newline",

@@ -125,6 +125,18 @@ class AmbiguousEdit(VfsError):
     code = "FS_AMBIGUOUS_EDIT"
 
 
+class AlreadyApplied(VfsError):
+    """The change an edit asks for is already in the file (a retry or a repeat); nothing was written."""
+
+    code = "FS_ALREADY_APPLIED"
+
+
+class WorkspaceRootInvalid(VfsError, NotADirectoryError):
+    """The workspace root does not exist or is not a directory."""
+
+    code = "FS_BAD_ROOT"
+
+
 class IOFailure(VfsError, OSError):
     code = "FS_IO_ERROR"
 
@@ -175,6 +187,8 @@ ALL_ERRORS: tuple[type[VfsError], ...] = (
     NotObserved,
     EditNotFound,
     AmbiguousEdit,
+    AlreadyApplied,
+    WorkspaceRootInvalid,
     IOFailure,
     RollbackFailed,
     Aborted,
