@@ -428,6 +428,14 @@ class BackendContract:
         assert isinstance(missing, FileNotFoundError)
         assert isinstance(a, tuple) and a[0] == b"a" and a[1].key == "a.txt"
 
+    def test_read_many_refuses_what_is_over_the_limit_in_its_slot(self, backend: Backend) -> None:
+        batch = _batch(backend)
+        backend.write(WriteItem("small.txt", b"12345"))
+        backend.write(WriteItem("big.txt", b"123456"))
+        small, big = batch.read_many(["small.txt", "big.txt"], limit=5)
+        assert isinstance(small, tuple) and small[0] == b"12345"
+        assert isinstance(big, TooBig) and (big.size, big.limit) == (6, 5)
+
     def test_write_many_keeps_going_past_failures(self, backend: Backend) -> None:
         batch = _batch(backend)
         old = backend.write(WriteItem("stale.txt", b"old"))

@@ -173,17 +173,20 @@ class Storage:
         self._raise_first(keys, results, "stat")
         return [r for r in results if not isinstance(r, BaseException)]  # none left: raised above
 
-    def read_many(self, keys: Sequence[str]) -> builtins.list[tuple[bytes, FileInfo] | VfsError]:
-        """Per key: the bytes and info, or the (translated) error; never raises for one key."""
+    def read_many(
+        self, keys: Sequence[str], limit: int | None = None
+    ) -> builtins.list[tuple[bytes, FileInfo] | VfsError]:
+        """Per key: the bytes and info, or the (translated) error (over ``limit``: refused before
+        its bytes are read); never raises for one key."""
         if (batch := self._batch_backend) is None or len(keys) < 2:
             out: builtins.list[tuple[bytes, FileInfo] | VfsError] = []
             for key in keys:
                 try:
-                    out.append(self.read(key))
+                    out.append(self.read(key, limit))
                 except VfsError as exc:
                     out.append(exc)
             return out
-        results = self._call("read", keys[0], lambda: batch.read_many(keys))
+        results = self._call("read", keys[0], lambda: batch.read_many(keys, limit=limit))
         return [
             translate(r, self.display(k), "read", self.mode) if isinstance(r, BaseException) else r
             for k, r in zip(keys, results, strict=True)

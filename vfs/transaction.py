@@ -192,10 +192,10 @@ class Transaction:
                 keys.append(key)
         if len(keys) < 2 or not self._storage.batches:
             return
-        for key, result in zip(keys, self._storage.read_many(keys), strict=True):
+        for key, result in zip(keys, self._storage.read_many(keys, self._ctx.max_file_bytes), strict=True):
             if isinstance(result, NotFound):
                 self._seen[key] = Seen("absent")
-            elif not isinstance(result, VfsError) and len(result[0]) <= self._ctx.max_file_bytes:
+            elif not isinstance(result, VfsError):
                 data, info = result
                 self._seen[key] = Seen("file", info.version, info.mode, data)
 

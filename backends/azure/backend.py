@@ -393,10 +393,12 @@ class AzureBackend:
     def stat_many(self, keys: Sequence[str]) -> builtins.list[FileInfo | BaseException | None]:
         return self._gather([partial(self.stat, k) for k in keys])
 
-    def read_many(self, keys: Sequence[str]) -> builtins.list[tuple[bytes, FileInfo] | BaseException]:
+    def read_many(
+        self, keys: Sequence[str], *, limit: int | None = None
+    ) -> builtins.list[tuple[bytes, FileInfo] | BaseException]:
         """Concurrent GETs; a miss is then told apart from a directory by one listing per miss
         (a miss is not explained further: vfs checks the ancestors of what it writes itself)."""
-        results = self._gather([partial(self.read, k, explain_misses=False) for k in keys])
+        results = self._gather([partial(self.read, k, limit=limit, explain_misses=False) for k in keys])
         misses = [i for i, r in enumerate(results) if isinstance(r, FileNotFoundError)]
         verdicts = self._gather([partial(self._has_children, keys[i]) for i in misses])
         for index, is_dir in zip(misses, verdicts, strict=True):

@@ -8,6 +8,7 @@ import os
 import stat as stat_module
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from functools import partial
 from typing import Any, ClassVar, TypeVar
 
 from backends.base import (
@@ -314,8 +315,8 @@ class LocalBackend:
     def stat_many(self, keys: Sequence[str]) -> list[FileInfo | BaseException | None]:
         return [_attempt(self.stat, k) for k in keys]
 
-    def read_many(self, keys: Sequence[str]) -> list[tuple[bytes, FileInfo] | BaseException]:
-        return [_attempt(self.read, k) for k in keys]
+    def read_many(self, keys: Sequence[str], *, limit: int | None = None) -> list[tuple[bytes, FileInfo] | BaseException]:
+        return [_attempt(partial(self.read, limit=limit), k) for k in keys]
 
     def matches_many(self, items: Sequence[tuple[str, str | None]]) -> list[bool | BaseException]:
         return [_attempt(self.matches, k, v) for k, v in items]

@@ -201,11 +201,13 @@ class S3Backend(PrefixDirectories, MultipartUpload):
                 raise errors.conflict(key, if_absent=False) from None
             raise errors.translate(exc, key) from exc
 
-    async def _read_many(self, keys: Sequence[str]) -> builtins.list[tuple[bytes, FileInfo] | BaseException]:
+    async def _read_many(
+        self, keys: Sequence[str], limit: int | None = None
+    ) -> builtins.list[tuple[bytes, FileInfo] | BaseException]:
         """One concurrent round of GETs, then the misses told apart from directories. A miss is
         not explained further (a file where a parent directory should be): vfs checks the
         ancestors of what it writes itself, and ``read`` explains it fully."""
-        results = await self._gather([self._read(k, explain_misses=False) for k in keys])
+        results = await self._gather([self._read(k, limit=limit, explain_misses=False) for k in keys])
         await self._explain_misses(keys, results)
         return results
 
@@ -257,8 +259,10 @@ class S3Backend(PrefixDirectories, MultipartUpload):
     def stat_many(self, keys: Sequence[str]) -> builtins.list[FileInfo | BaseException | None]:
         return self._run(lambda: self._gather([self._stat(k) for k in keys]))
 
-    def read_many(self, keys: Sequence[str]) -> builtins.list[tuple[bytes, FileInfo] | BaseException]:
-        return self._run(lambda: self._read_many(keys))
+    def read_many(
+        self, keys: Sequence[str], *, limit: int | None = None
+    ) -> builtins.list[tuple[bytes, FileInfo] | BaseException]:
+        return self._run(lambda: self._read_many(keys, limit))
 
     def write_many(self, items: Sequence[WriteItem]) -> builtins.list[FileInfo | BaseException]:
         return self._run(lambda: self._gather([self._write(i) for i in items]))

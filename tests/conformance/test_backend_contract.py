@@ -52,11 +52,13 @@ class LoopBatchMemory(MemoryBackend):
     def stat_many(self, keys: Sequence[str]) -> list[FileInfo | BaseException | None]:
         return [self.stat(k) for k in keys]
 
-    def read_many(self, keys: Sequence[str]) -> list[tuple[bytes, FileInfo] | BaseException]:
+    def read_many(
+        self, keys: Sequence[str], *, limit: int | None = None
+    ) -> list[tuple[bytes, FileInfo] | BaseException]:
         out: list[tuple[bytes, FileInfo] | BaseException] = []
         for key in keys:
             try:
-                out.append(self.read(key))
+                out.append(self.read(key, limit=limit))
             except OSError as exc:  # backends raise OSError subclasses only (backends.base)
                 out.append(exc)
         return out

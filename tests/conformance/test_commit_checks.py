@@ -125,3 +125,15 @@ def test_prefetch_tells_directories_from_missing_files(make_workspace):
         "dir/new1.txt": b"1",
         "dir/new2.txt": b"2",
     }
+
+
+def test_prefetch_leaves_a_file_over_the_size_limit_to_its_read(make_workspace):
+    """The limit travels with the batch (refused before its bytes are read); the read of that
+    path then says it is too large, and the other prefetched files are served as usual."""
+    ws = make_workspace({"big.txt": b"x" * 64, "small.txt": b"s"}, max_file_bytes=16)
+    m = ws.mount
+    with ws.transaction() as tx:
+        tx.prefetch([f"{m}/big.txt", f"{m}/small.txt"])
+        assert tx.read(f"{m}/small.txt").data == b"s"
+        with pytest.raises(vfs.TooLarge):
+            tx.read(f"{m}/big.txt")
