@@ -12,7 +12,7 @@ from functools import partial
 from typing import Any, ClassVar, TypeVar
 
 from backends.azure import connect
-from backends.azure.errors import conflict, is_conflict, is_not_found, translate, vanished
+from backends.azure.errors import conflict, is_conflict, is_not_found, status_of, translate, vanished
 from backends.base import (
     Capabilities,
     DeleteItem,
@@ -48,7 +48,14 @@ def _mtime(props: Any) -> float | None:
 
 
 def _info(key: str, props: Any) -> FileInfo:
-    return FileInfo(key, "file", int(props.size or 0), None, _version(props.etag), _mtime(props))
+    return FileInfo(key, "file", _whole_size(props), None, _version(props.etag), _mtime(props))
+
+
+def _whole_size(props: Any) -> int:
+    """The blob's size, also after a ranged GET (``bytes 0-10/3000``: its properties' ``size`` is
+    then the range's length; the Content-Range's total is the blob's)."""
+    total = str(getattr(props, "content_range", None) or "").rpartition("/")[2]
+    return int(total) if total.isdigit() else int(props.size or 0)
 
 
 class AzureBackend:
@@ -110,7 +117,7 @@ class AzureBackend:
         session, transport = _transport(concurrency)
         client_kwargs = {
             "transport": transport,
-            # the first GET of a read is this big: ``read(limit=)`` refuses a larger blob after it
+            # the first GET of an unlimited read is this big (a limited one asks for limit + 1 bytes)
             "max_single_get_size": int(tuning.get("first_get_size", 4 * MiB)),
             "max_chunk_get_size": int(tuning.get("chunk_get_size", 8 * MiB)),
         }
@@ -202,14 +209,15 @@ class AzureBackend:
         return FileNotFoundError(errno.ENOENT, "No such file or directory", key)
 
     def read(self, key: str, *, limit: int | None = None, explain_misses: bool = True) -> tuple[bytes, FileInfo]:
-        """One GET of the first ``first_get_size`` bytes gives the size and ETag; over ``limit`` the
-        rest is never fetched. Later chunks are read with If-Match on that ETag (the SDK's own
-        rule), so the bytes returned are exactly those of the version returned."""
+        """One GET gives the size and ETag. Under a ``limit`` that GET asks for ``limit + 1``
+        bytes at most and the blob's whole size comes from its Content-Range, so a file over the
+        limit costs that many bytes, never its size. Later chunks are read with If-Match on that
+        ETag (the SDK's own rule), so the bytes returned are exactly those of the version returned."""
         if key == "":
             raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
         try:
-            stream = self._blob(key).download_blob()
-            size = int(stream.properties.size or 0)
+            stream = self._download(key, limit)
+            size = _whole_size(stream.properties)
             if limit is not None and size > limit:
                 raise TooBig(key, size, limit)
             data = stream.readall()
@@ -222,6 +230,17 @@ class AzureBackend:
                 raise self._missing(key, want="file") from None
             raise translate(exc, key) from exc
         return bytes(data), _info(key, stream.properties)
+
+    def _download(self, key: str, limit: int | None) -> Any:
+        blob = self._blob(key)
+        if limit is None:
+            return blob.download_blob()
+        try:
+            return blob.download_blob(offset=0, length=limit + 1)
+        except Exception as exc:
+            if status_of(exc) != 416:
+                raise
+            return blob.download_blob()  # a range is invalid only on an empty blob
 
     def write(self, item: WriteItem) -> FileInfo:
         """``mode`` is ignored (no permission bits in Azure); every acknowledged PUT is durable."""

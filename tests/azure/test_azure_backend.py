@@ -123,6 +123,34 @@ def test_read_over_the_limit_is_refused_and_the_client_stays_usable(make_backend
     assert be.read("big", limit=3 * MiB)[0] == b"z" * (3 * MiB)
 
 
+@pytest.mark.parametrize("size", [0, 1, 5, 6, 4096])
+def test_a_limited_read_fetches_at_most_the_limit_and_one_byte(make_backend: BackendMaker, size: int) -> None:
+    """The refusal costs ``limit + 1`` bytes, not the first GET's size (32 MiB by default): the
+    range asked for is bounded, and the size reported is the blob's, from its Content-Range."""
+    be = make_backend()
+    be.write(WriteItem("f", b"q" * size))
+    asked: list[int | None] = []
+    blob_of = be._blob
+
+    class Recording:
+        def __init__(self, key: str) -> None:
+            self.inner = blob_of(key)
+
+        def download_blob(self, **kw: object) -> object:
+            asked.append(kw.get("length"))  # type: ignore[arg-type]
+            return self.inner.download_blob(**kw)
+
+    be._blob = Recording
+    if size > 5:
+        with pytest.raises(TooBig) as exc:
+            be.read("f", limit=5)
+        assert exc.value.size == size
+        assert asked == [6]
+    else:
+        data, info = be.read("f", limit=5)
+        assert data == b"q" * size and info.size == size
+
+
 # -- directories --------------------------------------------------------------------------------
 
 

@@ -35,11 +35,6 @@ class TestEveryBackend(BackendContract):
             # allocation of the process: the server's own buffers (up to 2.5x the object, seen
             # on a HEAD) would be charged to the backend
             pytest.skip("the S3 server runs inside the test process")
-        if make_workspace.id == "azure":
-            # known gap: the SDK's first GET fetches up to 32 MiB (size and ETag in one request),
-            # so a blob is refused after at most that much, never read whole; a small limit still
-            # costs that first chunk
-            pytest.skip("Azure refuses after its first GET (up to 32 MiB), not before it")
         super().test_too_big_is_refused_before_reading(backend)
 
 
