@@ -52,46 +52,60 @@ def translate(exc: BaseException, path: str, action: str, mode: str) -> VfsError
     if isinstance(exc, VfsError):
         return exc
     if isinstance(exc, PreconditionFailed):
-        if exc.errno == errno.EEXIST:
-            return StaleVersion(f'cannot write "{path}": it was created by someone else meanwhile', path=path)
-        if isinstance(exc, Vanished):
-            return StaleVersion(f'cannot {action} "{path}": file no longer exists', path=path)
-        return StaleVersion(f'cannot {action} "{path}": file changed since it was read', path=path)
+        return _conflict(exc, path, action)
     if isinstance(exc, EscapesRoot):
         return SandboxDenied(f"The path {path} resolves outside the workspace.", path=path, mode=mode)
-    if isinstance(exc, NotRegular):
-        return NotRegularFile(f"The path {path} is not a regular file.", path=path)
-    if isinstance(exc, FileNotFoundError):
-        return NotFound(f"The path {path} does not exist.", path=path)
-    if isinstance(exc, FileExistsError):
-        return Exists(f"The path {path} already exists.", path=path)
-    if isinstance(exc, IsADirectoryError):
-        return IsADirectory(f"The path {path} is a directory.", path=path)
-    if isinstance(exc, NotADirectoryError):
-        return NotADirectory(f"A parent of {path} is not a directory.", path=path)
-    if isinstance(exc, PermissionError):
-        return PermissionDenied(f"Permission denied: cannot {action} {path}.", path=path)
-    if isinstance(exc, TimeoutError):
-        return IOFailure(f"Timed out trying to {action} {path}: {exc}", path=path)
-    if isinstance(exc, TooBig):
-        return TooLarge(
-            f"The file {path} is {exc.size} bytes, over the limit of {exc.limit} bytes.", path=path
-        )
-    if isinstance(exc, HardLinked):
-        return HardLinkRefused(
-            f"Cannot {action} {path}: it has other names (hard links) that a replace would leave with the"
-            " old bytes. Edit it through one of them with another tool, or break the link first.",
-            path=path,
-        )
+    for kind, make in _BY_KIND:  # the seam's own subclasses come before the builtins they extend
+        if isinstance(exc, kind):
+            return make(exc, path, action)
     if isinstance(exc, OSError):
-        if exc.errno == errno.EFBIG:
-            return TooLarge(f"Cannot {action} {path}: file too large.", path=path)
-        if exc.errno == errno.ENOSPC:
-            return IOFailure(f"Cannot {action} {path}: no space left on the device.", path=path)
-        detail = exc.strerror or str(exc) or type(exc).__name__
-        return IOFailure(f"Cannot {action} {path}: {detail}", path=path)
+        return _os_error(exc, path, action)
     detail = str(exc) or type(exc).__name__
     return IOFailure(f"Cannot {action} {path}: {type(exc).__name__}: {detail}", path=path)
+
+
+def _conflict(exc: PreconditionFailed, path: str, action: str) -> VfsError:
+    if exc.errno == errno.EEXIST:
+        return StaleVersion(f'cannot write "{path}": it was created by someone else meanwhile', path=path)
+    if isinstance(exc, Vanished):
+        return StaleVersion(f'cannot {action} "{path}": file no longer exists', path=path)
+    return StaleVersion(f'cannot {action} "{path}": file changed since it was read', path=path)
+
+
+def _too_big(exc: BaseException, path: str, action: str) -> VfsError:
+    assert isinstance(exc, TooBig)
+    return TooLarge(f"The file {path} is {exc.size} bytes, over the limit of {exc.limit} bytes.", path=path)
+
+
+def _hard_linked(exc: BaseException, path: str, action: str) -> VfsError:
+    return HardLinkRefused(
+        f"Cannot {action} {path}: it has other names (hard links) that a replace would leave with the"
+        " old bytes. Edit it through one of them with another tool, or break the link first.",
+        path=path,
+    )
+
+
+def _os_error(exc: OSError, path: str, action: str) -> VfsError:
+    if exc.errno == errno.EFBIG:
+        return TooLarge(f"Cannot {action} {path}: file too large.", path=path)
+    if exc.errno == errno.ENOSPC:
+        return IOFailure(f"Cannot {action} {path}: no space left on the device.", path=path)
+    detail = exc.strerror or str(exc) or type(exc).__name__
+    return IOFailure(f"Cannot {action} {path}: {detail}", path=path)
+
+
+_Make = Callable[[BaseException, str, str], VfsError]
+_BY_KIND: tuple[tuple[type[BaseException], _Make], ...] = (
+    (NotRegular, lambda e, p, a: NotRegularFile(f"The path {p} is not a regular file.", path=p)),
+    (TooBig, _too_big),
+    (HardLinked, _hard_linked),
+    (FileNotFoundError, lambda e, p, a: NotFound(f"The path {p} does not exist.", path=p)),
+    (FileExistsError, lambda e, p, a: Exists(f"The path {p} already exists.", path=p)),
+    (IsADirectoryError, lambda e, p, a: IsADirectory(f"The path {p} is a directory.", path=p)),
+    (NotADirectoryError, lambda e, p, a: NotADirectory(f"A parent of {p} is not a directory.", path=p)),
+    (PermissionError, lambda e, p, a: PermissionDenied(f"Permission denied: cannot {a} {p}.", path=p)),
+    (TimeoutError, lambda e, p, a: IOFailure(f"Timed out trying to {a} {p}: {e}", path=p)),
+)
 
 
 def connect(url: str, storage_options: dict[str, Any]) -> Backend:

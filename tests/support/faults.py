@@ -78,18 +78,18 @@ class FaultyBackend:
     def _batch(self, name: str) -> Callable[[Any], list[Any]]:
         single = name.removesuffix("_many")
 
-        def run_one(item: Any) -> Any:
+        def run_one(item: Any, options: dict[str, Any]) -> Any:
             self._tick(single)
             inner = getattr(self.inner, single)
             if single == "matches":
                 return inner(*item)
-            return inner(item)
+            return inner(item, **options)
 
-        def batch(items: Any) -> list[Any]:
+        def batch(items: Any, **options: Any) -> list[Any]:
             out: list[Any] = []
             for item in items:
                 try:
-                    out.append(run_one(item))
+                    out.append(run_one(item, options))
                 except Exception as exc:  # noqa: BLE001 - reported in its slot, as the batch contract says
                     out.append(exc)
             return out
