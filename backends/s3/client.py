@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from backends.base import FileInfo
-from backends.lease import HeldLocks
+from backends.lease import HeldLocks, LeaseLost
 from backends.s3 import errors, versions
 
 T = TypeVar("T")
@@ -52,11 +53,30 @@ def _drop_expect_for_small_bodies(request: Any = None, **_: Any) -> None:
         del request.headers["Expect"]
 
 
-def _tune_client(client: Any) -> None:
+#: The check a change must pass right before its bytes leave the process: set by ``_call`` for
+#: the request it makes (a context variable: concurrent requests of a batch each carry their own).
+_SEND_CHECK: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("vfs_send_check", default=None)
+
+
+def _check_before_send(**_: Any) -> None:
+    """botocore's last hook before a request is sent, after signing and after every wait for a
+    connection, and again before each of its retries: the lease is checked here, so a holder
+    paused anywhere before this instant stops instead of sending a change."""
+    check = _SEND_CHECK.get()
+    if check is not None:
+        check()
+
+
+def _tune_client(client: Any) -> bool:
+    """Register vfs's hooks on ``client`` (once); whether it takes hooks at all."""
     events = getattr(getattr(client, "meta", None), "events", None)
-    if events is not None and not getattr(client, "_vfs_tuned", False):
+    if events is None:
+        return False
+    if not getattr(client, "_vfs_tuned", False):
         events.register_last("before-sign.s3.PutObject", _drop_expect_for_small_bodies, unique_id="vfs-no-expect")
+        events.register_last("before-send.s3", _check_before_send, unique_id="vfs-lease-check")
         client._vfs_tuned = True
+    return True
 
 
 def open_filesystem(options: dict[str, Any], max_concurrency: int) -> Any:
@@ -110,26 +130,39 @@ class S3Requests:
 
     def _run(self, factory: Callable[[], Awaitable[T]]) -> T:
         from fsspec.asyn import sync
+        from fsspec.exceptions import FSTimeoutError
 
         async def runner() -> T:
             return await factory()
 
-        result: T = sync(self.fs.loop, runner)
+        try:
+            result: T = sync(self.fs.loop, runner)
+        except FSTimeoutError as exc:
+            # fsspec turns every TimeoutError raised inside the loop into its own, nameless one;
+            # a lost lease (a TimeoutError too) must reach the caller as itself
+            if isinstance(exc.__cause__, LeaseLost):
+                raise exc.__cause__ from None
+            raise
         return result
 
     async def _call(self, op: str, key: str, **kwargs: Any) -> dict[str, Any]:
         """One S3 request; raises the *raw* botocore error (callers classify it)."""
         await self.fs.set_session()
         client = await self.fs.get_s3(self.bucket)
-        _tune_client(client)
+        hooked = _tune_client(client)
         method = getattr(client, op)
-        if op in _CHANGES and key not in self._held.lease_keys():
-            self._held.require_valid()  # as late as possible: right before the request goes out
+        check = self._held.require_valid if op in _CHANGES and key not in self._held.lease_keys() else None
+        if check is not None:
+            check()  # fail before any work; the hook checks again as late as possible
         if hasattr(self.fs, "_get_s3_method_kwargs"):  # honours s3_additional_kwargs / requester pays
             kwargs = self.fs._get_s3_method_kwargs(method, Bucket=self.bucket, **kwargs)
         else:  # pragma: no cover - older s3fs
             kwargs = {"Bucket": self.bucket, **kwargs}
-        result: dict[str, Any] = await method(**kwargs)
+        token = _SEND_CHECK.set(check if hooked else None)
+        try:
+            result: dict[str, Any] = await method(**kwargs)
+        finally:
+            _SEND_CHECK.reset(token)
         return result
 
     async def _calls(self, op: str, key: str, **kwargs: Any) -> dict[str, Any]:
