@@ -315,6 +315,20 @@ def iter_parents(key: str) -> Iterator[str]:
         yield "/".join(parts[:i])
 
 
+def miss_verdict(key: str, want: str, is_dir: bool, here: object, ancestors: Sequence[object]) -> OSError:
+    """Why ``key`` could not be read as a ``want`` ("file" or "directory") on a store whose
+    directories are key prefixes, from what was found: whether objects lie below ``key``
+    (``is_dir``), the object at ``key`` itself (``here``, ``None`` if absent) and at each of its
+    ancestors (``None`` where absent). A file standing where a parent should be is "not a directory"."""
+    if want == "file" and is_dir and here is None:
+        return IsADirectoryError(errno.EISDIR, "Is a directory", key)
+    if want == "directory" and here is not None:
+        return NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
+    if any(a is not None for a in ancestors):
+        return NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
+    return FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+
+
 def parent_of(key: str) -> str:
     return key.rsplit("/", 1)[0] if "/" in key else ""
 

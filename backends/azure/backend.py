@@ -21,6 +21,7 @@ from backends.base import (
     WriteItem,
     iter_parents,
     joined,
+    miss_verdict,
     parent_of,
 )
 from backends.lease import CasLease, HeldLocks
@@ -200,13 +201,7 @@ class AzureBackend:
         for result in (is_dir, here, *heads):
             if isinstance(result, BaseException):
                 return OSError(errno.EIO, f"Azure request failed: {result}", key)
-        if want == "file" and is_dir and here is None:
-            return IsADirectoryError(errno.EISDIR, "Is a directory", key)
-        if want == "directory" and here is not None:
-            return NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
-        if any(h is not None for h in heads):
-            return NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
-        return FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+        return miss_verdict(key, want, bool(is_dir), here, heads)
 
     def read(self, key: str, *, limit: int | None = None, explain_misses: bool = True) -> tuple[bytes, FileInfo]:
         """One GET gives the size and ETag. Under a ``limit`` that GET asks for ``limit + 1``

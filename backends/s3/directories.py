@@ -15,7 +15,7 @@ import errno
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from backends.base import FileInfo, iter_parents, parent_of
+from backends.base import FileInfo, iter_parents, miss_verdict, parent_of
 from backends.s3 import errors, versions
 from backends.s3.client import S3Requests
 
@@ -49,13 +49,7 @@ class PrefixDirectories(S3Requests):
         is_dir, here, *heads = await asyncio.gather(
             self._has_children(key), self._head(key), *(self._head(a) for a in ancestors)
         )
-        if want == "file" and is_dir and here is None:
-            return IsADirectoryError(errno.EISDIR, "Is a directory", key)
-        if want == "directory" and here is not None:
-            return NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
-        if any(h is not None for h in heads):
-            return NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
-        return FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+        return miss_verdict(key, want, bool(is_dir), here, heads)
 
     async def _child_prefixes(self, key: str, max_pages: int = 4) -> set[str] | None:
         """Keys of the "subdirectories" directly under ``key`` (``None``: too many to list)."""
