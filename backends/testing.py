@@ -488,3 +488,196 @@ class BackendContract:
 
 
 __all__ = ["BackendContract"]
+
+
+# -- the expiring commit lock (a compare-and-swap lease) ----------------------------------------
+
+LEASE_KEY = ".vfs/lock"
+
+
+class LeaseContract:
+    """The commit lock of a backend whose lock can expire (``Capabilities.lock_can_expire``: a
+    :class:`backends.lease.CasLease` on the store): exclusion, renewal, expiry, takeover, loss.
+
+    The caller provides ``make_client``: a fixture returning ``make(same_as=None, **tuning)``,
+    a backend on a fresh, empty root, or with ``same_as`` a second client of that backend's root;
+    ``tuning`` names the lease options without their ``vfs_`` prefix (``lease_ttl``,
+    ``clock_skew``). Planted leases are written through the backend itself, as another client's
+    lease body would be."""
+
+    @pytest.fixture
+    def make_client(self) -> Any:  # pragma: no cover - provided by the caller
+        raise NotImplementedError
+
+    @staticmethod
+    def body(backend: Backend) -> dict[str, Any]:
+        import json
+
+        parsed: dict[str, Any] = json.loads(backend.read(LEASE_KEY)[0])
+        return parsed
+
+    @staticmethod
+    def plant(backend: Backend, body: bytes | dict[str, Any]) -> None:
+        import json
+
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        backend.write(WriteItem(LEASE_KEY, data))
+
+    def test_acquire_creates_lease_and_release_removes_it(self, make_client: Any) -> None:
+        import time
+
+        be = make_client(lease_ttl=30)
+        lease = be.lock(LEASE_KEY, timeout=5)
+        with lease:
+            body = self.body(be)
+            assert body["owner"] == lease.owner
+            assert float(body["expires_at"]) > time.time() + 20
+            assert lease.held
+        assert be.stat(LEASE_KEY) is None
+        assert not lease.lost
+
+    def test_second_client_times_out_while_lease_is_held(self, make_client: Any) -> None:
+        a = make_client(lease_ttl=30)
+        b = make_client(same_as=a, lease_ttl=30)
+        with a.lock(LEASE_KEY, timeout=5), pytest.raises(TimeoutError), b.lock(LEASE_KEY, timeout=0.6):
+            pytest.fail("acquired a lease that another client holds")
+        with b.lock(LEASE_KEY, timeout=2):  # once released, the other client gets it at once
+            assert b.stat(LEASE_KEY) is not None
+
+    def test_lease_excludes_concurrent_holders(self, make_client: Any) -> None:
+        import time
+
+        first = make_client(lease_ttl=30)
+        clients = [first] + [make_client(same_as=first, lease_ttl=30) for _ in range(3)]
+        inside = max_inside = entries = 0
+        guard = threading.Lock()
+        errors: list[BaseException] = []
+
+        def worker(be: Backend) -> None:
+            nonlocal inside, max_inside, entries
+            try:
+                for _ in range(3):
+                    with be.lock(LEASE_KEY, timeout=30):
+                        with guard:
+                            inside += 1
+                            entries += 1
+                            max_inside = max(max_inside, inside)
+                        time.sleep(0.02)
+                        with guard:
+                            inside -= 1
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        _run_threads(worker, clients)
+        assert (errors, entries, max_inside) == ([], 12, 1)
+
+    def test_renewal_keeps_a_live_lease(self, make_client: Any) -> None:
+        a = make_client(lease_ttl=0.9, clock_skew=0)
+        b = make_client(same_as=a, lease_ttl=0.9, clock_skew=0)
+        lease = a.lock(LEASE_KEY, timeout=5)
+        with lease:
+            first = a.stat(LEASE_KEY)
+            # held for several lease times: the renewals must keep b from taking over
+            with pytest.raises(TimeoutError), b.lock(LEASE_KEY, timeout=2.5):
+                pytest.fail("took over a lease that is being renewed")
+            assert lease.renewals >= 3
+            now = a.stat(LEASE_KEY)
+            assert first is not None and now is not None and now.version != first.version
+            assert self.body(a)["owner"] == lease.owner
+        assert not lease.lost
+
+    def test_expired_lease_of_a_dead_holder_is_taken_over(self, make_client: Any) -> None:
+        import time
+
+        be = make_client(lease_ttl=30, clock_skew=1)
+        self.plant(be, {"owner": "dead-client", "expires_at": time.time() - 5, "ttl": 30})
+        lease = be.lock(LEASE_KEY, timeout=5)
+        with lease:
+            assert lease.took_over
+            assert self.body(be)["owner"] == lease.owner
+        assert be.stat(LEASE_KEY) is None
+
+    def test_unrenewed_lease_is_taken_over_after_ttl_without_trusting_clocks(self, make_client: Any) -> None:
+        import time
+
+        be = make_client(lease_ttl=0.8, clock_skew=0)
+        # a holder whose clock says "valid for an hour" but which never renews
+        self.plant(be, {"owner": "frozen", "expires_at": time.time() + 3600, "ttl": 0.8})
+        started = time.monotonic()
+        lease = be.lock(LEASE_KEY, timeout=10)
+        with lease:
+            assert time.monotonic() - started >= 0.8  # it waited a lease time of its own clock
+            assert lease.took_over
+            assert self.body(be)["owner"] != "frozen"
+
+    def test_garbage_lease_is_taken_over_after_ttl(self, make_client: Any) -> None:
+        be = make_client(lease_ttl=0.5)
+        self.plant(be, b"not json")
+        lease = be.lock(LEASE_KEY, timeout=10)
+        with lease:
+            assert lease.took_over
+
+    def test_takeover_race_has_exactly_one_winner(self, make_client: Any) -> None:
+        import time
+
+        base = make_client(lease_ttl=30, clock_skew=0)
+        clients = [make_client(same_as=base, lease_ttl=30, clock_skew=0) for _ in range(4)]
+        self.plant(base, {"owner": "dead", "expires_at": time.time() - 60})
+        barrier = threading.Barrier(len(clients))
+        outcomes: list[str] = []
+        holders: list[Any] = []
+        guard = threading.Lock()
+
+        def contend(be: Backend) -> None:
+            lease: Any = be.lock(LEASE_KEY, timeout=0.5)
+            barrier.wait()
+            try:
+                lease.acquire()
+            except TimeoutError:
+                with guard:
+                    outcomes.append("timeout")
+                return
+            with guard:
+                outcomes.append("won")
+                holders.append(lease)
+
+        _run_threads(contend, clients)
+        try:
+            assert sorted(outcomes) == ["timeout"] * 3 + ["won"]
+            assert holders[0].took_over
+            assert self.body(base)["owner"] == holders[0].owner
+        finally:
+            for holder in holders:
+                holder.release()
+
+    def test_stalled_holder_loses_lease_and_is_told(self, make_client: Any) -> None:
+        from backends.lease import LeaseLost
+
+        a = make_client(lease_ttl=0.6, clock_skew=0)
+        b = make_client(same_as=a, lease_ttl=0.6, clock_skew=0)
+        lease: Any = a.lock(LEASE_KEY, timeout=5)
+        with pytest.raises(LeaseLost), lease:
+            lease._stop.set()  # a stall: the renewal thread stops, the holder goes on
+            lease._thread.join()
+            with b.lock(LEASE_KEY, timeout=10):
+                assert self.body(b)["owner"] != lease.owner
+                assert not lease.renew()
+                assert lease.lost
+        # the loser's release did not delete the new holder's lease (b released it itself)
+        assert a.stat(LEASE_KEY) is None
+
+    def test_close_releases_held_leases(self, make_client: Any) -> None:
+        be = make_client(lease_ttl=30)
+        lease: Any = be.lock(LEASE_KEY, timeout=5).acquire()
+        assert be.stat(LEASE_KEY) is not None
+        be.close()
+        assert not lease.held
+        assert make_client(same_as=be).stat(LEASE_KEY) is None
+
+
+def _run_threads(target: Any, clients: list[Backend]) -> None:
+    threads = [threading.Thread(target=target, args=(c,)) for c in clients]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
