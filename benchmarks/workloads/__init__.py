@@ -24,6 +24,7 @@ WORKLOADS: dict[str, str] = {
     "str_replace": "benchmarks.workloads.str_replace",
     "transaction": "benchmarks.workloads.transaction",
     "memory": "benchmarks.workloads.memory",
+    "undo": "benchmarks.workloads.undo",
     "s3": "benchmarks.workloads.s3",
 }
 
