@@ -172,7 +172,9 @@ class Toolset:
     def _apply_patch(self, arguments: Any) -> ToolResult:
         from editors.apply_patch.tool import call_tool
 
-        return call_tool(self.workspace, arguments, on_commit=self._record)  # Codex's texts, as models know them
+        session = self.session.id if self.session is not None else None
+        # Codex's texts, as models know them
+        return call_tool(self.workspace, arguments, on_commit=self._record, session=session)
 
     def _record(self, commit: vfs.CommitResult) -> None:
         """What this conversation wrote, it has seen: the versions it committed become observations."""

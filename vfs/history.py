@@ -28,7 +28,9 @@ class History:
     """The log, checkpoints, undo, redo and rewind over a workspace's transaction log. ``begin``
     opens a transaction of a given kind: history at work is built on the same commit protocol."""
 
-    def __init__(self, ctx: Context, limit: int, begin: Callable[[str, Kind, list[str]], Transaction]) -> None:
+    def __init__(
+        self, ctx: Context, limit: int, begin: Callable[[str, Kind, list[str], str | None], Transaction]
+    ) -> None:
         self.ctx = ctx
         self.limit = limit
         self._begin = begin
@@ -115,9 +117,11 @@ class History:
         undone, _ = self._undone(timeline)
         return [r for r in reversed(timeline) if r.kind == "commit" and r.txid not in undone]
 
-    def log(self, limit: int = 20) -> list[HistoryEntry]:
+    def log(self, limit: int = 20, session: str | None = None) -> list[HistoryEntry]:
         # Pruning lags by a slack: the history promised is the newest `self.limit` records.
-        return [_entry(r) for r in self.records()[: min(limit, self.limit)]]
+        records = self.records()[: self.limit]
+        mine = [r for r in records if session is None or r.session == session]
+        return [_entry(r) for r in mine[:limit]]
 
     # -- checkpoints --------------------------------------------------------------------------
 
@@ -137,36 +141,66 @@ class History:
 
     # -- undo, redo, rewind -------------------------------------------------------------------
 
-    def undo(self, expected_txid: str | None = None) -> HistoryEntry:
-        records = self.records()
+    def undo(self, expected_txid: str | None = None, session: str | None = None) -> HistoryEntry:
+        """The newest commit in effect (of ``session``, when given: see :meth:`_own`)."""
+        in_effect = self.records()
+        records = _of(in_effect, session)
         if not records:
-            raise NotFound("There is no transaction to undo.")
+            whose = f" of session {session}" if session is not None else ""
+            raise NotFound(f"There is no transaction{whose} to undo.")
         record = records[0]
         if expected_txid is not None and record.txid != expected_txid:
             raise StaleVersion(
                 f"Cannot undo {expected_txid}: a newer transaction ({record.txid}) was committed since.",
             )
-        self._revert_all("undo", f"undo {record.txid}", [record])
+        self._own("undo", [record], in_effect, session)
+        self._revert_all("undo", f"undo {record.txid}", [record], session=session)
         return _entry(record)
 
-    def rewind(self, to: str, *, dry_run: bool = False) -> Rewind:
+    def rewind(self, to: str, *, dry_run: bool = False, session: str | None = None) -> Rewind:
         """Revert every commit in effect after ``to`` (a checkpoint name or a txid), as one
-        transaction. ``dry_run``: check and compute the same, commit nothing."""
+        transaction; with ``session``, only that session's (see :meth:`_own`). ``dry_run``:
+        check and compute the same, commit nothing."""
         point = self._point(to)
-        records = [r for r in self.records() if point is None or r.txid > point]
+        in_effect = self.records()
+        records = [r for r in _of(in_effect, session) if point is None or r.txid > point]
         if not records:
             return Rewind([], [])
-        changes = self._revert_all("rewind", f"rewind to {to}", records, dry_run=dry_run)
+        self._own("rewind", records, in_effect, session)
+        label = f"rewind to {to}" + (f" (session {session})" if session is not None else "")
+        changes = self._revert_all("rewind", label, records, dry_run=dry_run, session=session)
         return Rewind([_entry(r) for r in records], changes)
 
-    def redo(self) -> HistoryEntry:
+    def redo(self, session: str | None = None) -> HistoryEntry:
         """Take back the newest undo or rewind (nothing committed since)."""
         _, redoable = self._undone(self.timeline())
         if not redoable:
             raise NotFound("There is nothing to redo (or a change was committed since the last undo).")
         record = redoable[-1]
-        self._revert_all("redo", f"redo {record.txid}", [record])
+        self._revert_all("redo", f"redo {record.txid}", [record], session=session)
         return _entry(record)
+
+    @staticmethod
+    def _own(kind: Kind, records: list[DoneRecord], in_effect: list[DoneRecord], session: str | None) -> None:
+        """With a session, its ``records`` are reverted while other sessions' commits after them
+        stay: refused, naming each, if one of those changed a file the records changed."""
+        if session is None:
+            return
+        problems = []
+        for record in records:
+            files = {p for p, action in record.changes if action not in ("mkdir", "rmdir")}
+            for later in in_effect:
+                if later.txid <= record.txid or later.session == session:
+                    continue
+                for path in sorted(files.intersection(p for p, _ in later.changes)):
+                    problems.append(
+                        f"{path} (changed by {record.txid}) was changed after it by transaction {later.txid}"
+                        f" of session {later.session or '(none)'}"
+                    )
+        if problems:
+            raise StaleVersion(
+                f"Cannot {kind} session {session}'s changes: " + "; ".join(problems) + ". Nothing was changed."
+            )
 
     def _point(self, to: str) -> str | None:
         marks = {c.name: c for c in self.checkpoints()}
@@ -177,7 +211,7 @@ class History:
         raise NotFound(f"No checkpoint or transaction named {to!r} (see `vfs log`).")
 
     def _revert_all(
-        self, kind: Kind, label: str, records: list[DoneRecord], *, dry_run: bool = False
+        self, kind: Kind, label: str, records: list[DoneRecord], *, dry_run: bool = False, session: str | None = None
     ) -> list[FileChange]:
         """One transaction reverting ``records`` (newest first), refused as a whole with every
         file changed outside them listed."""
@@ -189,7 +223,7 @@ class History:
                 " so reverting would skip a change. Revert it by hand, or continue without undo."
             )
         journals = [(r, self.ctx.log.read_journal(r.txid)) for r in records]
-        with self._begin(label, kind, [r.txid for r in records]) as tx:
+        with self._begin(label, kind, [r.txid for r in records], session) as tx:
             problems: list[str] = []
             for record, journal in journals:
                 problems += self._revert(tx, record, journal)
@@ -253,5 +287,10 @@ class Rewind:
     changes: list[FileChange]
 
 
+def _of(records: list[DoneRecord], session: str | None) -> list[DoneRecord]:
+    return records if session is None else [r for r in records if r.session == session]
+
+
 def _entry(record: DoneRecord) -> HistoryEntry:
-    return HistoryEntry(record.txid, record.created, record.label, [Change(p, a) for p, a in record.changes])  # type: ignore[arg-type]
+    changes = [Change(p, a) for p, a in record.changes]  # type: ignore[arg-type]
+    return HistoryEntry(record.txid, record.created, record.label, changes, record.session)

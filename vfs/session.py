@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from vfs.errors import NotFound, NotObserved
+from vfs.txlog import new_session_id
 from vfs.types import CREATE_IF_ABSENT, UNCONDITIONAL, Intent, Read, Stat, replace_if_version
 
 if TYPE_CHECKING:
@@ -54,8 +55,10 @@ class ObservationPolicy:
 class Session:
     """Observations of one agent conversation over one workspace."""
 
-    def __init__(self, workspace: Workspace, policy: Policy | None) -> None:
+    def __init__(self, workspace: Workspace, policy: Policy | None, *, id: str | None = None) -> None:
         self.workspace = workspace
+        #: this conversation's id, recorded on the commits it makes (``vfs undo --session ID``)
+        self.id = id if id is not None else new_session_id()
         self.policy = policy
         self.observations: dict[str, Observation] = {}
 

@@ -17,7 +17,7 @@ from vfs.session import ObservationPolicy, Policy, Session
 from vfs.storage import Storage, connect
 from vfs.text import decode_text
 from vfs.transaction import Transaction
-from vfs.txlog import Checkpoint, Kind, TxLog
+from vfs.txlog import Checkpoint, Kind, TxLog, valid_session_id
 from vfs.types import UNCONDITIONAL, CommitResult, HistoryEntry, Intent, Read, RecoveryReport, Stat
 
 DEFAULT_MOUNT = "/workspace"
@@ -153,13 +153,19 @@ class Workspace:
 
     # -- changes ------------------------------------------------------------------------------
 
-    def transaction(self, *, label: str = "") -> Transaction:
+    def transaction(self, *, label: str = "", session: str | None = None) -> Transaction:
+        """A new transaction; ``session`` (a conversation's id, e.g. ``Session.id``) is recorded
+        on its commit, so ``undo(session=...)`` can find it."""
         self._ctx.require_resolved()
-        return Transaction(self._ctx, label=label, prune=self._history.prune)
+        return Transaction(self._ctx, label=label, prune=self._history.prune, session=_session_id(session))
 
-    def _history_transaction(self, label: str, kind: Kind, reverts: builtins.list[str]) -> Transaction:
+    def _history_transaction(
+        self, label: str, kind: Kind, reverts: builtins.list[str], session: str | None
+    ) -> Transaction:
         self._ctx.require_resolved()
-        return Transaction(self._ctx, label=label, kind=kind, reverts=reverts, prune=self._history.prune)
+        return Transaction(
+            self._ctx, label=label, kind=kind, reverts=reverts, prune=self._history.prune, session=session
+        )
 
     def write_bytes(self, path: str, data: bytes, *, intent: Intent = UNCONDITIONAL) -> CommitResult:
         """A one-operation transaction (convenience)."""
@@ -171,33 +177,38 @@ class Workspace:
     def write_text(self, path: str, text: str, *, intent: Intent = UNCONDITIONAL) -> CommitResult:
         return self.write_bytes(path, text.encode("utf-8"), intent=intent)
 
-    def session(self, policy: Policy | None = _STOCK_POLICY) -> Session:
-        """A new observation session; ``policy=None`` turns the observation policy off."""
-        return Session(self, policy)
+    def session(self, policy: Policy | None = _STOCK_POLICY, *, id: str | None = None) -> Session:
+        """A new observation session; ``policy=None`` turns the observation policy off. ``id``
+        names the conversation on its commits (default: a fresh random id)."""
+        return Session(self, policy, id=_session_id(id))
 
     # -- history and recovery -----------------------------------------------------------------
 
-    def log(self, limit: int = 20) -> builtins.list[HistoryEntry]:
-        return self._history.log(limit)
+    def log(self, limit: int = 20, *, session: str | None = None) -> builtins.list[HistoryEntry]:
+        """Commits in effect, newest first; with ``session``, only that session's."""
+        return self._history.log(limit, session)
 
-    def undo(self, expected_txid: str | None = None) -> HistoryEntry:
-        """Revert the newest transaction; with ``expected_txid``, only if it is still that one."""
+    def undo(self, expected_txid: str | None = None, *, session: str | None = None) -> HistoryEntry:
+        """Revert the newest transaction; with ``expected_txid``, only if it is still that one.
+        With ``session``: that session's newest, while other sessions' later commits stay, refused
+        (naming them) if one of those changed the same files."""
         if self.mode == "read-only":
             raise SandboxDenied("Cannot undo: the workspace is read-only.", mode=self.mode)
-        return self._history.undo(expected_txid)
+        return self._history.undo(expected_txid, _session_id(session))
 
-    def redo(self) -> HistoryEntry:
+    def redo(self, *, session: str | None = None) -> HistoryEntry:
         """Take back the newest undo or rewind (if nothing was committed since), guarded the same way."""
         self._require_writable("redo")
-        return self._history.redo()
+        return self._history.redo(_session_id(session))
 
-    def rewind(self, to: str, *, dry_run: bool = False) -> Rewind:
+    def rewind(self, to: str, *, dry_run: bool = False, session: str | None = None) -> Rewind:
         """Revert, as one transaction, every commit in effect after ``to`` (a checkpoint name or a
-        txid). Refused as a whole, listing each file changed outside those commits since.
+        txid); with ``session``, only that session's (refused if another session changed the same
+        files after them). Refused as a whole, listing each file changed outside those commits since.
         ``dry_run``: the same checks and the changes it would make, nothing committed."""
         if not dry_run:
             self._require_writable("rewind")
-        return self._history.rewind(to, dry_run=dry_run)
+        return self._history.rewind(to, dry_run=dry_run, session=_session_id(session))
 
     def checkpoint(self, name: str) -> Checkpoint:
         """Name the current point of history (``rewind(name)`` comes back to it)."""
@@ -242,6 +253,14 @@ class Workspace:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _session_id(session: str | None) -> str | None:
+    if session is not None and not valid_session_id(session):
+        raise InvalidArgument(
+            f"Invalid session id {session!r}: use letters, digits, '.', '_', ':' and '-' (at most 64)."
+        )
+    return session
 
 
 def _split_root(root: Any, storage_options: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:

@@ -86,16 +86,18 @@ def apply_patch(
     diff: bool = False,
     dry_run: bool = False,
     label: str = TRANSACTION_LABEL,
+    session: str | None = None,
 ) -> ApplyResult:
     """Apply a Codex-format patch to ``workspace`` as one transaction.
 
     Relative paths resolve against the workspace mount. Every hunk is matched in memory first;
     any failure (parsing, matching, policy, I/O, a concurrent change) raises and leaves every
     file and directory exactly as before. Errors are :class:`editors.apply_patch.errors.ApplyPatchError`
-    (Codex's texts) or the vfs error that stopped the commit.
+    (Codex's texts) or the vfs error that stopped the commit. ``session``: the conversation's id,
+    recorded on the commit (see :meth:`vfs.Workspace.undo`).
     """
     patch = parse_patch(patch_text)
-    tx = workspace.transaction(label=label)
+    tx = workspace.transaction(label=label, session=session)
     with tx:
         # One concurrent round of reads on a batching backend (S3) instead of one per file.
         tx.prefetch(p for h in patch.hunks for p in (h.path, getattr(h, "move_path", None)) if p)
@@ -258,7 +260,11 @@ def patch_from_arguments(arguments: Any) -> str:
 
 
 def call_tool(
-    workspace: vfs.Workspace, arguments: Any, *, on_commit: Callable[[vfs.CommitResult], None] | None = None
+    workspace: vfs.Workspace,
+    arguments: Any,
+    *,
+    on_commit: Callable[[vfs.CommitResult], None] | None = None,
+    session: str | None = None,
 ) -> ToolResult:
     """Run one ``apply_patch`` tool call; errors become model-facing text (never a traceback).
 
@@ -266,7 +272,7 @@ def call_tool(
     ``on_commit`` gets the committed transaction's result (a session records what was written).
     """
     try:
-        result = apply_patch(workspace, patch_from_arguments(arguments))
+        result = apply_patch(workspace, patch_from_arguments(arguments), session=session)
     except vfs.VfsError as exc:  # ApplyPatchError included
         return error_result(exc, prefix="")
     if on_commit is not None and result.commit is not None:

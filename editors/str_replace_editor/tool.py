@@ -178,7 +178,7 @@ class StrReplaceEditor:
         if self.session is not None:
             self.session.intent_for(path, "create")  # a custom policy may refuse; the write stays guarded
         try:
-            with self.workspace.transaction(label=f"{TOOL_NAME} create {path}") as tx:
+            with self.workspace.transaction(label=f"{TOOL_NAME} create {path}", session=self._session_id) as tx:
                 tx.write(path, data, intent=vfs.CREATE_IF_ABSENT)
         except (vfs.Exists, vfs.StaleVersion):
             raise exists from None
@@ -205,7 +205,7 @@ class StrReplaceEditor:
         """Read, change (``change(text) -> text``), write: one transaction, guarded by version."""
         intent = self._edit_target(path, verb)
         try:
-            with self.workspace.transaction(label=f"{TOOL_NAME} {command} {path}") as tx:
+            with self.workspace.transaction(label=f"{TOOL_NAME} {command} {path}", session=self._session_id) as tx:
                 try:
                     read = tx.read(path)
                 except vfs.NotFound:
@@ -252,13 +252,21 @@ class StrReplaceEditor:
 
     # -- undo_edit ----------------------------------------------------------------------------
 
+    @property
+    def _session_id(self) -> str | None:
+        return self.session.id if self.session is not None else None
+
     def _undo(self, path: str) -> str:
-        """Revert the newest transaction if it changed ``path`` and nothing else (**Ours**)."""
-        entries = self.workspace.log(limit=1)
+        """Revert the newest transaction if it changed ``path`` and nothing else (**Ours**). With a
+        session: this conversation's own newest change, even if other conversations committed
+        since (refused if one of them changed the same file)."""
+        sid = self._session_id
+        entries = self.workspace.log(limit=1, session=sid)
         files = [c for c in entries[0].changes if c.action != "mkdir"] if entries else []
         if not files or any(c.path != path for c in files):
+            whose = "your most recent change" if sid is not None else "the most recent change in the workspace"
             raise vfs.NotFound(
-                f"No edit to undo for {path}: the most recent change in the workspace is not an edit of "
+                f"No edit to undo for {path}: {whose} is not an edit of "
                 "this file (only the latest change can be undone).",
                 path=path,
             )
@@ -267,7 +275,7 @@ class StrReplaceEditor:
         if known is not None and not self.workspace.is_current(path, known):
             raise vfs.StaleVersion(f'cannot write "{path}": file changed since it was read', path=path)
         try:
-            self.workspace.undo()
+            self.workspace.undo(entries[0].txid, session=sid)
         except vfs.StaleVersion:
             raise vfs.StaleVersion(
                 f"cannot undo the last edit of {path}: the file changed after that edit", path=path

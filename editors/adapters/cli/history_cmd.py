@@ -22,6 +22,13 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
     if verb == "rewind":
         parser.add_argument("to", help="a checkpoint name or a txid (see `vfs log`)")
         parser.add_argument("--dry-run", action="store_true", help="show the combined diff, change nothing")
+    if verb in ("log", "undo", "rewind"):
+        parser.add_argument(
+            "--session",
+            default=None,
+            metavar="ID",
+            help="only that session's (conversation's) transactions; others committed since stay",
+        )
     if verb == "recover":
         parser.add_argument(
             "--discard",
@@ -52,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _log(ws: vfs.Workspace, args: argparse.Namespace) -> int:
-    entries = ws.log(args.limit)
+    entries = ws.log(args.limit, session=args.session)
     if args.json:
         from editors.result import dumps
 
@@ -63,6 +70,7 @@ def _log(ws: vfs.Workspace, args: argparse.Namespace) -> int:
         print("No transactions yet.")
     for entry in entries:
         label = f"  {entry.label}" if entry.label else ""
+        label += f"  [session {entry.session}]" if entry.session else ""
         if entry.txid in marks:
             print(f"--- checkpoint {marks[entry.txid]}")
         print(f"{entry.txid}  {_when(entry.timestamp)}{label}")
@@ -87,7 +95,7 @@ def _checkpoint(ws: vfs.Workspace, args: argparse.Namespace) -> int:
 def _rewind(ws: vfs.Workspace, args: argparse.Namespace) -> int:
     import difflib
 
-    plan = ws.rewind(args.to, dry_run=args.dry_run)
+    plan = ws.rewind(args.to, dry_run=args.dry_run, session=args.session)
     if not plan.reverted:
         print(f"Nothing to rewind: no transaction after {args.to}.")
         return EXIT_OK
@@ -106,7 +114,7 @@ def _rewind(ws: vfs.Workspace, args: argparse.Namespace) -> int:
 
 
 def _undo(ws: vfs.Workspace, args: argparse.Namespace) -> int:
-    entry = ws.undo()
+    entry = ws.undo(session=args.session)
     print(f"Undid {entry.txid}{' (' + entry.label + ')' if entry.label else ''}:")
     _print_changes(entry)
     return EXIT_OK
@@ -133,5 +141,6 @@ def _entry_json(entry: vfs.HistoryEntry) -> dict[str, object]:
         "txid": entry.txid,
         "timestamp": entry.timestamp,
         "label": entry.label,
+        "session": entry.session,
         "changes": [{"path": c.path, "action": c.action} for c in entry.changes],
     }
