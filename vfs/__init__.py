@@ -42,7 +42,7 @@ from vfs.errors import (
     WorkspaceRootInvalid,
     code_of,
 )
-from vfs.history import Rewind
+from vfs.history import Pruned, Rewind
 from vfs.paths import META_DIR, MODES
 from vfs.session import Observation, ObservationPolicy, Policy, Session
 from vfs.text import decode_text, dominant_newline, encode_text, has_bom
@@ -96,6 +96,7 @@ __all__ = [
     "PatchError",
     "PermissionDenied",
     "Policy",
+    "Pruned",
     "Read",
     "RecoveryNeeded",
     "RecoveryReport",

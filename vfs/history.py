@@ -29,12 +29,18 @@ class History:
     opens a transaction of a given kind: history at work is built on the same commit protocol."""
 
     def __init__(
-        self, ctx: Context, limit: int, begin: Callable[[str, Kind, list[str], str | None], Transaction]
+        self,
+        ctx: Context,
+        limit: int,
+        begin: Callable[[str, Kind, list[str], str | None], Transaction],
+        max_bytes: int | None = None,
     ) -> None:
         self.ctx = ctx
         self.limit = limit
+        self.max_bytes = max_bytes
         self._begin = begin
         self._estimate: int | None = None  # committed records this process believes exist
+        self._unmeasured = 0  # commits since the history's bytes were last listed
 
     def committed_txids(self) -> list[str]:
         """Txids with both records, oldest first."""
@@ -44,31 +50,65 @@ class History:
     # -- pruning ------------------------------------------------------------------------------
 
     def prune(self) -> None:
-        """Keep the newest ``limit`` records, and every record a checkpoint needs. Best effort:
-        never fails a commit. Listing costs a directory scan (a LIST on S3), so it runs only once
-        this process's estimate exceeds the limit by a slack; then it trims back to the limit."""
-        if self._estimate is not None and self._estimate < self.limit + self._slack:
+        """Keep the newest ``limit`` records (and at most ``max_bytes``), and every record a
+        checkpoint needs. Best effort: never fails a commit. Listing costs a directory scan (a
+        LIST on S3), so it runs only once this process's estimate exceeds the limit by a slack (or,
+        with ``max_bytes``, every slack commits); then it trims back to the limits."""
+        self._unmeasured += 1
+        bytes_due = self.max_bytes is not None and self._unmeasured >= self._slack
+        if self._estimate is not None and self._estimate < self.limit + self._slack and not bytes_due:
             self._estimate += 1
             return
         try:
-            txids = self.committed_txids()
-            if len(txids) <= self.limit:  # nothing to trim: no record needs reading
-                self._estimate = len(txids)
+            self._unmeasured = 0
+            scan = self.ctx.log.scan()
+            txids = [t for t in scan.journals if t in scan.decided]
+            if len(txids) <= self.limit and not _beyond_bytes(txids, scan.sizes, self.max_bytes):
+                self._estimate = len(txids)  # nothing to trim: no record needs reading
                 return
             timeline = self.timeline()
-            dropped = self.drop(self._beyond_limit(timeline))
+            candidates = set(self._beyond_limit(timeline)) | set(_beyond_bytes(txids, scan.sizes, self.max_bytes))
+            dropped = self.drop(sorted(candidates))
             self._estimate = len(timeline) - len(dropped)
         except VfsError:
             return  # pruning again at the next commit is just as good
 
-    def drop(self, candidates: list[str]) -> list[str]:
-        """Forget ``candidates`` except those a checkpoint still needs; the txids dropped."""
+    def prune_now(self, keep: int | None, max_bytes: int | None, *, dry_run: bool = False) -> Pruned:
+        """Prune on demand: all but the newest ``keep`` records, and the oldest beyond ``max_bytes``
+        (``None``: the workspace's limits), never one a checkpoint needs; what was (or would be) dropped."""
+        keep = self.limit if keep is None else keep
+        max_bytes = self.max_bytes if max_bytes is None else max_bytes
+        scan = self.ctx.log.scan()
+        txids = [t for t in scan.journals if t in scan.decided]
+        candidates = sorted(set(txids[: max(0, len(txids) - keep)]) | set(_beyond_bytes(txids, scan.sizes, max_bytes)))
+        dropped = self.drop(candidates, dry_run=dry_run)
+        held = [t for t in candidates if t not in dropped]
+        sizes = scan.sizes
+        return Pruned(
+            dropped,
+            sum(sizes.get(t, 0) for t in dropped),
+            held,
+            len(txids) - len(dropped),
+            sum(sizes.get(t, 0) for t in txids) - sum(sizes.get(t, 0) for t in dropped),
+            dry_run,
+        )
+
+    def usage(self) -> tuple[int, int]:
+        """How many committed records the history holds, and their bytes (one listing)."""
+        scan = self.ctx.log.scan()
+        txids = [t for t in scan.journals if t in scan.decided]
+        return len(txids), sum(scan.sizes.get(t, 0) for t in txids)
+
+    def drop(self, candidates: list[str], *, dry_run: bool = False) -> list[str]:
+        """Forget ``candidates`` except those a checkpoint still needs (every record after the
+        oldest checkpoint: a rewind to it reverts them); the txids dropped."""
         marks = [c.txid for c in self.ctx.log.checkpoints()]
         keep_from = min((m for m in marks if m is not None), default=None) if marks else None
         if None in marks:
             keep_from = ""  # a checkpoint at the very beginning needs every record
         dropped = [t for t in candidates if keep_from is None or t <= keep_from]
-        self.ctx.log.forget(*dropped)
+        if not dry_run:
+            self.ctx.log.forget(*dropped)
         return dropped
 
     def _beyond_limit(self, timeline: list[DoneRecord]) -> list[str]:
@@ -277,6 +317,31 @@ def _revert_target(tx: Transaction, record: DoneRecord, journal: Journal, index:
     elif target.after == "absent" and target.before == "directory":
         tx.mkdir(path)
     return None
+
+
+def _beyond_bytes(txids: list[str], sizes: dict[str, int], max_bytes: int | None) -> list[str]:
+    """The oldest records beyond ``max_bytes`` in all, counted from the newest (always kept)."""
+    if max_bytes is None:
+        return []
+    total = 0
+    for index in range(len(txids) - 1, -1, -1):
+        total += sizes.get(txids[index], 0)
+        if total > max_bytes and index < len(txids) - 1:
+            return txids[: index + 1]
+    return []
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What a prune dropped (or would drop: ``dry_run``), what it kept because a checkpoint needs
+    it although it is beyond the limits (``held``), and what the history holds after it."""
+
+    dropped: list[str]
+    freed_bytes: int
+    held: list[str]
+    kept: int
+    kept_bytes: int
+    dry_run: bool = False
 
 
 @dataclass(frozen=True)

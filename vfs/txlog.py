@@ -183,6 +183,8 @@ class Scan:
     decided: set[str] = field(default_factory=set)
     gaps: list[str] = field(default_factory=list)
     leftovers: list[str] = field(default_factory=list)  # names that are none of ours
+    #: bytes each txid's records take (journal, decision, gap marker), as listed
+    sizes: dict[str, int] = field(default_factory=dict)
 
 
 class _Reader:
@@ -258,7 +260,9 @@ class TxLog:
             txid, dot, suffix = entry.name.partition(".")
             if not (dot and _TXID.fullmatch(txid) and suffix in ("journal", "done", "gap")):
                 scan.leftovers.append(entry.name)
-            elif suffix == "journal":
+                continue
+            scan.sizes[txid] = scan.sizes.get(txid, 0) + max(0, entry.size or 0)
+            if suffix == "journal":
                 scan.journals.append(txid)
             elif suffix == "done":
                 scan.decided.add(txid)

@@ -10,7 +10,7 @@ from typing import Any
 from backends.base import Backend, Capabilities
 from vfs.context import Context
 from vfs.errors import InvalidArgument, NotFound, SandboxDenied, Unsupported
-from vfs.history import History, Rewind
+from vfs.history import History, Pruned, Rewind
 from vfs.paths import META_DIR, MODES, PathMapper
 from vfs.recovery import needs_recovery, pending, recover
 from vfs.session import ObservationPolicy, Policy, Session
@@ -45,6 +45,7 @@ class Workspace:
         base_key: str = "",
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         history_limit: int = DEFAULT_HISTORY_LIMIT,
+        history_max_bytes: int | None = None,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         recover_on_open: bool = True,
     ) -> None:
@@ -52,6 +53,8 @@ class Workspace:
             raise InvalidArgument(f"Unknown mode {mode!r}; expected one of: {', '.join(MODES)}")
         if history_limit < 1:
             raise InvalidArgument("history_limit must be at least 1 (the newest record is the commit mark)")
+        if history_max_bytes is not None and history_max_bytes < 0:
+            raise InvalidArgument("history_max_bytes must be at least 0 (the newest record is always kept)")
         self.backend = backend
         self.mode = mode
         self._mapper = PathMapper(mount, mode, base_key=base_key, unfenced=mode == "danger-full-access")
@@ -64,7 +67,7 @@ class Workspace:
             max_file_bytes=max_file_bytes,
             lock_timeout=lock_timeout,
         )
-        self._history = History(self._ctx, history_limit, self._history_transaction)
+        self._history = History(self._ctx, history_limit, self._history_transaction, history_max_bytes)
         self.last_recovery: RecoveryReport | None = None
         if recover_on_open and mode != "read-only":
             self.last_recovery = self.recover(only_if_needed=True)
@@ -218,12 +221,27 @@ class Workspace:
     def checkpoints(self) -> builtins.list[Checkpoint]:
         return self._history.checkpoints()
 
-    def prune(self, *, keep: int) -> builtins.list[str]:
-        """Forget all but the newest ``keep`` records (never one a checkpoint needs); the txids
-        dropped."""
-        self._require_writable("prune")
-        txids = self._history.committed_txids()
-        return self._history.drop(txids[: max(0, len(txids) - keep)])
+    def prune(
+        self, *, keep: int | None = None, max_bytes: int | None = None, dry_run: bool = False
+    ) -> builtins.list[str]:
+        """Forget all but the newest ``keep`` records, and the oldest beyond ``max_bytes`` (never
+        one a checkpoint needs; ``None``: the workspace's ``history_limit`` / ``history_max_bytes``);
+        the txids dropped. :meth:`prune_report` says more."""
+        return self.prune_report(keep=keep, max_bytes=max_bytes, dry_run=dry_run).dropped
+
+    def prune_report(self, *, keep: int | None = None, max_bytes: int | None = None, dry_run: bool = False) -> Pruned:
+        """As :meth:`prune`: what was (``dry_run``: would be) dropped, the bytes freed, what a
+        checkpoint kept beyond the limits, and what the history holds after."""
+        if not dry_run:
+            self._require_writable("prune")
+        if (keep is not None and keep < 1) or (max_bytes is not None and max_bytes < 0):
+            raise InvalidArgument("prune keeps at least 1 record and at least 0 bytes.")
+        self._ctx.require_resolved()
+        return self._history.prune_now(keep, max_bytes, dry_run=dry_run)
+
+    def history_usage(self) -> tuple[int, int]:
+        """How many committed records the history holds and their bytes (for ``vfs log``)."""
+        return self._history.usage()
 
     def _require_writable(self, what: str) -> None:
         if self.mode == "read-only":

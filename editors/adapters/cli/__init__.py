@@ -31,6 +31,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "checkpoint": ("editors.adapters.cli.history_cmd", "name the current point of history"),
     "rewind": ("editors.adapters.cli.history_cmd", "revert every transaction after a checkpoint or txid, atomically"),
     "recover": ("editors.adapters.cli.history_cmd", "finish or roll back a commit interrupted by a crash"),
+    "prune": ("editors.adapters.cli.history_cmd", "show the history's size; forget its oldest records"),
     "serve": ("editors.adapters.cli.serve_cmd", "serve the tools over MCP (stdio or HTTP)"),
     "schema": ("editors.adapters.cli.schema_cmd", "print tool definitions for OpenAI, Anthropic or MCP"),
     "demo": ("editors.adapters.cli.demo_cmd", "apply an example patch to a fresh workspace and show the result"),

@@ -1,5 +1,5 @@
-"""``vfs log``, ``undo``, ``redo``, ``checkpoint``, ``rewind`` and ``recover``: the workspace's history
-and crash recovery."""
+"""``vfs log``, ``undo``, ``redo``, ``checkpoint``, ``rewind``, ``prune`` and ``recover``: the
+workspace's history and crash recovery."""
 
 from __future__ import annotations
 
@@ -29,6 +29,16 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
             metavar="ID",
             help="only that session's (conversation's) transactions; others committed since stay",
         )
+    if verb == "prune":
+        parser.add_argument("--keep", type=int, default=None, metavar="N", help="keep the newest N records (default 50)")
+        parser.add_argument(
+            "--max-bytes",
+            type=_byte_count,
+            default=None,
+            metavar="B",
+            help="and at most B bytes of records, e.g. 500M (K, M, G: powers of 1024)",
+        )
+        parser.add_argument("--dry-run", action="store_true", help="say what would be dropped, drop nothing")
     if verb == "recover":
         parser.add_argument(
             "--discard",
@@ -50,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.verb == "log":
             return _log(ws, args)
-        handler = {"undo": _undo, "redo": _redo, "checkpoint": _checkpoint, "rewind": _rewind}.get(args.verb)
+        handlers = {"undo": _undo, "redo": _redo, "checkpoint": _checkpoint, "rewind": _rewind, "prune": _prune}
+        handler = handlers.get(args.verb)
         if handler is not None:
             return handler(ws, args)
         return _recover(ws, args)
@@ -77,7 +88,44 @@ def _log(ws: vfs.Workspace, args: argparse.Namespace) -> int:
         _print_changes(entry)
     if None in marks:
         print(f"--- checkpoint {marks[None]} (the beginning of history)")
+    count, size = ws.history_usage()
+    print(f"History: {count} record(s), {_size(size)} (`vfs prune` forgets the oldest).")
     return EXIT_OK
+
+
+def _prune(ws: vfs.Workspace, args: argparse.Namespace) -> int:
+    before, size = ws.history_usage()
+    print(f"History: {before} record(s), {_size(size)}.")
+    report = ws.prune_report(keep=args.keep, max_bytes=args.max_bytes, dry_run=args.dry_run)
+    verb = "Would drop" if args.dry_run else "Dropped"
+    print(f"{verb} {len(report.dropped)} record(s), {_size(report.freed_bytes)}.")
+    for txid in report.dropped:
+        print(f"    {txid}")
+    if report.held:
+        names = ", ".join(c.name for c in ws.checkpoints())
+        print(f"Kept {len(report.held)} record(s) beyond the limits: a rewind to a checkpoint needs them ({names}).")
+    print(f"{'Would keep' if args.dry_run else 'Kept'} {report.kept} record(s), {_size(report.kept_bytes)}.")
+    return EXIT_OK
+
+
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20}
+_UNITS.update({"G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30})
+
+
+def _byte_count(text: str) -> int:
+    """``500``, ``64K``, ``500M``, ``2G`` (powers of 1024) -> bytes."""
+    digits = text.strip().rstrip("BbIiKkMmGg")
+    unit = text.strip()[len(digits) :].upper()
+    if not digits.isdigit() or unit not in _UNITS:
+        raise argparse.ArgumentTypeError(f"expected a byte count such as 500M, got {text!r}")
+    return int(digits) * _UNITS[unit]
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count} bytes"
 
 
 def _redo(ws: vfs.Workspace, args: argparse.Namespace) -> int:
