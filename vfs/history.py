@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from vfs.errors import HistoryGap, InvalidArgument, NotFound, StaleVersion, VfsError
 from vfs.txlog import Checkpoint, DoneRecord, Journal, Kind, digest, valid_checkpoint_name
-from vfs.types import UNCONDITIONAL, Change, FileChange, HistoryEntry, replace_if_version
+from vfs.types import UNCONDITIONAL, Change, FileChange, HistoryEntry, Read, replace_if_version
 
 if TYPE_CHECKING:
     from vfs.context import Context
@@ -297,8 +297,9 @@ def _revert_target(tx: Transaction, record: DoneRecord, journal: Journal, index:
     target = journal.targets[index]
     if target.after == "file":
         # Guarded by content, not version: an earlier undo may have rewritten the very bytes
-        # this transaction wrote, under a new version.
-        current = tx.read(path) if tx.exists(path) else None
+        # this transaction wrote, under a new version. One read (no stat first): it also finds
+        # out whether the file is there, and its version is the one the write is checked against.
+        current = _current(tx, path)
         if current is None or digest(current.data) != target.after_sha:
             return f"{path} changed after {record.txid} wrote it"
         assert current.version is not None or current.data is not None
@@ -342,6 +343,13 @@ class Pruned:
     kept: int
     kept_bytes: int
     dry_run: bool = False
+
+
+def _current(tx: Transaction, path: str) -> Read | None:
+    try:
+        return tx.read(path)
+    except NotFound:
+        return None
 
 
 @dataclass(frozen=True)
