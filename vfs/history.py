@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vfs.errors import HistoryGap, InvalidArgument, NotFound, StaleVersion, VfsError
+from vfs.recovery import sweep_checkpoint_temps
 from vfs.txlog import Checkpoint, DoneRecord, Journal, Kind, digest, valid_checkpoint_name
 from vfs.types import UNCONDITIONAL, Change, FileChange, HistoryEntry, Read, replace_if_version
 
@@ -170,10 +171,13 @@ class History:
             raise InvalidArgument(
                 f"Invalid checkpoint name {name!r}: use letters, digits, '.', '_' and '-' (at most 64)."
             )
-        records = self.records()
-        mark = Checkpoint(name, records[0].txid if records else None, time.time())
-        self.ctx.ensure_meta()
-        self.ctx.log.write_checkpoint(mark)
+        # Under the commit lock: the newest commit is the one the mark names when it is written,
+        # and no other checkpoint write is in flight, so a killed one's temp file can be swept.
+        with self.ctx.commit_lock():
+            records = self.records()
+            mark = Checkpoint(name, records[0].txid if records else None, time.time())
+            sweep_checkpoint_temps(self.ctx)
+            self.ctx.log.write_checkpoint(mark)
         return mark
 
     def checkpoints(self) -> list[Checkpoint]:
