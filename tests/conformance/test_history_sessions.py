@@ -115,3 +115,17 @@ def test_each_tool_connection_undoes_its_own_newest_edit(make_workspace):
     assert [e.session for e in ws.log()] == [bob.session.id if bob.session else None]
     refused = bob.call("str_replace_editor", {"command": "undo_edit", "path": f"{m}/a.txt"})
     assert refused.is_error and "your most recent change" in refused.text
+
+
+def test_each_mcp_client_is_its_own_session(make_workspace):
+    from editors.adapters.mcp import Sessions
+    from editors.tools import Toolset
+
+    ws = make_workspace(START)
+    registry = Sessions(lambda: Toolset(ws, config={"enable_undo": True}))
+    first, second, again = registry.get("client-1"), registry.get("client-2"), registry.get("client-1")
+    assert first is again and first.session is not None and second.session is not None
+    assert first.session.id != second.session.id
+    patch = "*** Begin Patch\n*** Update File: c.txt\n@@\n-C1\n+C2\n*** End Patch\n"
+    assert not second.call("apply_patch", patch).is_error
+    assert [e.session for e in ws.log()] == [second.session.id]  # recorded on its commit
