@@ -216,30 +216,30 @@ class History:
         return Rewind([_entry(r) for r in records], changes)
 
     def redo(self, session: str | None = None) -> HistoryEntry:
-        """Take back the newest undo or rewind (nothing committed since)."""
+        """Take back the newest undo or rewind (of ``session``, when given; nothing committed since)."""
         _, redoable = self._undone(self.timeline())
+        redoable = _of(redoable, session)
         if not redoable:
             raise NotFound("There is nothing to redo (or a change was committed since the last undo).")
         record = redoable[-1]
         self._revert_all("redo", f"redo {record.txid}", [record], session=session)
         return _entry(record)
 
-    @staticmethod
-    def _own(kind: Kind, records: list[DoneRecord], in_effect: list[DoneRecord], session: str | None) -> None:
+    def _own(self, kind: Kind, records: list[DoneRecord], in_effect: list[DoneRecord], session: str | None) -> None:
         """With a session, its ``records`` are reverted while other sessions' commits after them
-        stay: refused, naming each, if one of those changed a file the records changed."""
+        stay: refused, naming each, if one of those changed a path the records changed (by key,
+        as written in the records: the same whatever mount each client saw)."""
         if session is None:
             return
         problems = []
         for record in records:
-            files = {p for p, action in record.changes if action not in ("mkdir", "rmdir")}
             for later in in_effect:
                 if later.txid <= record.txid or later.session == session:
                     continue
-                for path in sorted(files.intersection(p for p, _ in later.changes)):
+                for key in sorted(record.versions.keys() & later.versions.keys()):
                     problems.append(
-                        f"{path} (changed by {record.txid}) was changed after it by transaction {later.txid}"
-                        f" of session {later.session or '(none)'}"
+                        f"{self.ctx.display(key)} (changed by {record.txid}) was changed after it by transaction"
+                        f" {later.txid} of session {later.session or '(none)'}"
                     )
         if problems:
             raise StaleVersion(

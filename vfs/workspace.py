@@ -200,7 +200,8 @@ class Workspace:
         return self._history.undo(expected_txid, _session_id(session))
 
     def redo(self, *, session: str | None = None) -> HistoryEntry:
-        """Take back the newest undo or rewind (if nothing was committed since), guarded the same way."""
+        """Take back the newest undo or rewind (if nothing was committed since), guarded the same way;
+        with ``session``, that session's newest."""
         self._require_writable("redo")
         return self._history.redo(_session_id(session))
 

@@ -38,7 +38,9 @@ def test_undo_of_a_session_skips_other_sessions_later_commits(make_workspace):
     tree = snapshot_tree(ws)
     assert tree["a.txt"] == b"A1\n" and tree["b.txt"] == b"B2\n"  # bob's change stays
     assert [e.session for e in ws.log()] == ["bob"]
-    ws.redo()
+    with pytest.raises(vfs.NotFound):
+        ws.redo(session="bob")  # bob undid nothing
+    ws.redo(session="alice")
     assert snapshot_tree(ws)["a.txt"] == b"A2\n"
     with pytest.raises(vfs.NotFound):
         ws.undo(session="carol")
