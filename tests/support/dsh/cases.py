@@ -1,0 +1,140 @@
+"""Call sequences for the DSH differential test: seeded random ones and hand-written ones.
+
+A case is a starting tree, a ``max_output_chars`` and a few calls whose paths are relative to the
+case's root (``{r}`` stands for the root's absolute path). Random cases mix valid and invalid
+arguments: ``view_range`` variants, nulls, unknown keys, relative and empty paths, missing files,
+directories, symlinks, unicode, CRLF, empty files, and outputs long enough to be clipped.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.support.dsh import Link, Tree
+
+BIG = "".join(f"line {n}: {'word ' * (n % 7)}end\n" for n in range(1, 301)).encode()
+
+BASE: dict[str, bytes | Link | None] = {
+    "a.txt": b"alpha\nbeta\nalpha\n",
+    "uni.txt": "h\u00e9llo w\u00f6rld\n\U0001f600 emoji\n\u65e5\u672c\u8a9e\n".encode(),
+    "crlf.txt": b"one\r\ntwo\r\nthree\r\n",
+    "empty.txt": b"",
+    "noeol.txt": b"x = 1\ny = 2",
+    "tabs.py": b"def f():\n\treturn 1\n",
+    "big.txt": BIG,
+    "dir/inner.txt": b"inner\n",
+    "dir/sub/deep.txt": b"deep\n",
+    "dir/sub/deeper/x.txt": b"x\n",
+    "dir/\u00e9t\u00e9.md": "\u00e9t\u00e9\n".encode(),
+    ".hidden/h.txt": b"h\n",
+    "node_modules/m.js": b"m\n",
+    "__pycache__/c.txt": b"c\n",
+    "node_modules_old/k.txt": b"k\n",
+    "link.txt": Link("a.txt"),
+    "dirlink": Link("dir"),
+}
+
+FILES = ["a.txt", "uni.txt", "crlf.txt", "empty.txt", "noeol.txt", "tabs.py", "big.txt", "dir/inner.txt", "link.txt",
+         "dir/\u00e9t\u00e9.md"]  # fmt: skip
+DIRS = ["", "dir", "dir/sub", "dirlink", "node_modules_old"]
+MISSING = ["nope.txt", "dir/nope.txt", "new/deep/file.txt"]
+TEXTS = ["X", "new line\n", "\u00fcn\u00ef\U0001f600\n", "a\r\nb", "", "multi\nline\ntext", "alpha", "\tindented\n"]
+LIMITS = [16000, 16000, 16000, 2000, 200, 120, 60, 30]
+RANGES: list[Any] = [[1, 2], [2, -1], [1, -1], [0, 1], [1, 999], [3, 2], [1], [1, 2, 3], ["1", 2], [1.0, 2],
+                     [1.5, 2], "1,2", [], None, [-1, -1], [2, 2]]  # fmt: skip
+
+
+@dataclass
+class Case:
+    name: str
+    calls: list[dict[str, Any]]
+    tree: Tree = field(default_factory=lambda: dict(BASE))
+    max_output_chars: int = 16000
+
+
+def _path(rng: random.Random, pool: list[str]) -> str:
+    rel = rng.choice(pool)
+    roll = rng.random()
+    if roll < 0.06:
+        return rel or "."  # relative
+    if roll < 0.08:
+        return rng.choice(["", "   "])
+    return "{r}/" + rel if rel else "{r}"
+
+
+def _snippet(rng: random.Random, tree: Tree, rel: str) -> str:
+    data = tree.get(rel)
+    if not isinstance(data, bytes) or not data:
+        return rng.choice(["alpha", "zzz"])
+    text = data.decode("utf-8", "replace")
+    start = rng.randrange(len(text))
+    return text[start : start + rng.randint(1, 12)] or "x"
+
+
+def _view(rng: random.Random, tree: Tree) -> dict[str, Any]:
+    args: dict[str, Any] = {"command": "view", "path": _path(rng, rng.choice([FILES, FILES, DIRS, MISSING]))}
+    if rng.random() < 0.6:
+        args["view_range"] = rng.choice(RANGES)
+    return args
+
+
+def _create(rng: random.Random, tree: Tree) -> dict[str, Any]:
+    args: dict[str, Any] = {"command": "create", "path": _path(rng, rng.choice([MISSING, MISSING, FILES, DIRS]))}
+    roll = rng.random()
+    if roll < 0.85:
+        args["file_text"] = rng.choice(TEXTS)
+    elif roll < 0.92:
+        args["file_text"] = rng.choice([None, 3])
+    return args
+
+
+def _str_replace(rng: random.Random, tree: Tree) -> dict[str, Any]:
+    rel = rng.choice([*FILES, *FILES, *MISSING, *DIRS])
+    args: dict[str, Any] = {"command": "str_replace", "path": _path(rng, [rel])}
+    roll = rng.random()
+    if roll < 0.8:
+        args["old_str"] = _snippet(rng, tree, rel)
+    elif roll < 0.9:
+        args["old_str"] = rng.choice(["", "alpha", "not there", "one\ntwo"])
+    if rng.random() < 0.85:
+        args["new_str"] = rng.choice(TEXTS)
+    return args
+
+
+def _insert(rng: random.Random, tree: Tree) -> dict[str, Any]:
+    args: dict[str, Any] = {"command": "insert", "path": _path(rng, rng.choice([FILES, FILES, MISSING, DIRS]))}
+    roll = rng.random()
+    if roll < 0.8:
+        args["insert_line"] = rng.randint(-1, 6)
+    elif roll < 0.9:
+        args["insert_line"] = rng.choice(["2", 1.0, 1.5])
+    if rng.random() < 0.9:
+        args["new_str"] = rng.choice(TEXTS)
+    return args
+
+
+MAKERS = [_view, _view, _create, _str_replace, _insert]
+
+
+def _spice(rng: random.Random, args: dict[str, Any]) -> dict[str, Any]:
+    """Sometimes a null for an optional argument, or an unknown extra key."""
+    roll = rng.random()
+    if roll < 0.05:
+        key = rng.choice(["file_text", "old_str", "new_str", "insert_line", "view_range"])
+        if key not in args:
+            args[key] = None
+    elif roll < 0.1:
+        args[rng.choice(["replace_all", "foo", "new_string"])] = rng.choice([True, 1, "x"])
+    return args
+
+
+def random_cases(count: int, seed: int) -> list[Case]:
+    rng = random.Random(seed)
+    cases = []
+    for n in range(count):
+        tree: dict[str, bytes | Link | None] = dict(BASE)
+        calls = [_spice(rng, rng.choice(MAKERS)(rng, tree)) for _ in range(rng.randint(1, 4))]
+        cases.append(Case(f"random-{seed}-{n}", calls, tree, rng.choice(LIMITS)))
+    return cases
