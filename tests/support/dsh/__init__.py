@@ -72,9 +72,10 @@ def run_peer(cases: Sequence[Mapping[str, Any]], *, timeout: float = 300) -> dic
 
 
 def build_tree(root: Path, tree: Tree) -> None:
-    """Lay ``tree`` out under ``root`` (emptied first)."""
-    if root.exists():
-        shutil.rmtree(root)
+    """Lay ``tree`` out under ``root``; the case's directory (``root``'s parent, where keys starting
+    ``../`` go, e.g. a symlink's target outside the root) is emptied first."""
+    if root.parent.exists():
+        shutil.rmtree(root.parent)
     root.mkdir(parents=True)
     for rel in sorted(tree):
         content = tree[rel]

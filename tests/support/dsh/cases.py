@@ -52,6 +52,7 @@ class Case:
     calls: list[dict[str, Any]]
     tree: Tree = field(default_factory=lambda: dict(BASE))
     max_output_chars: int = 16000
+    same: bool = False  # a hand-written case where the peer and ours must not differ at all
 
 
 def _path(rng: random.Random, pool: list[str]) -> str:
@@ -138,3 +139,55 @@ def random_cases(count: int, seed: int) -> list[Case]:
         calls = [_spice(rng, rng.choice(MAKERS)(rng, tree)) for _ in range(rng.randint(1, 4))]
         cases.append(Case(f"random-{seed}-{n}", calls, tree, rng.choice(LIMITS)))
     return cases
+
+
+SAME = {"order-missing-path-before-range-length", "order-directory-before-range-length", "order-blank-path",
+        "order-missing-file-before-old-str", "order-insert-params-first", "symlinks-in-listing", "utf16-order",
+        "ambiguous", "trailing-slash", "insert-edges", "create-nested", "unicode-edit"}  # fmt: skip
+
+
+def _case(name: str, calls: list[dict[str, Any]], extra: Tree | None = None, limit: int = 16000) -> Case:
+    tree: dict[str, bytes | Link | None] = dict(BASE)
+    tree.update(extra or {})
+    return Case(f"hand-{name}", calls, tree, limit, same=name in SAME)
+
+
+def _look(path: str, **more: Any) -> dict[str, Any]:
+    return {"command": "view", "path": "{r}" + path, **more}
+
+
+def hand_cases() -> list[Case]:
+    """Each names what it pins: the order of checks, symlinks, nulls, unknown keys, clipping, ..."""
+    many = {f"many/f{n:03d}.txt": b"x\n" for n in range(60)}
+    wide = "\u00e9" * 40
+    huge = {"huge.txt": "".join(f"{n} {wide}\n" for n in range(2000)).encode()}
+    return [
+        _case("order-missing-path-before-range-length", [_look("/nope.txt", view_range=[1]), _look("/nope.txt", view_range=[1, 2, 3])]),
+        _case("order-missing-path-range-type", [_look("/nope.txt", view_range=["1", 2])]),
+        _case("order-directory-before-range-length", [_look("/dir", view_range=[1]), _look("/dir", view_range=[1, 2])]),
+        _case("order-relative-before-old-str", [{"command": "str_replace", "path": "a.txt"}, {"command": "str_replace", "path": "a.txt", "old_str": ""}]),
+        _case("order-blank-path", [{"command": "create", "path": ""}, {"command": "insert", "path": " "}, {"command": "str_replace", "path": ""}, {"command": "view", "path": ""}]),
+        _case("order-missing-file-before-old-str", [{"command": "str_replace", "path": "{r}/nope.txt"}, {"command": "str_replace", "path": "{r}/dir"}]),
+        _case("order-insert-params-first", [{"command": "insert", "path": "rel"}, {"command": "insert", "path": "rel", "insert_line": 0}, {"command": "insert", "path": "{r}/nope", "insert_line": 9, "new_str": "x"}]),
+        _case("symlinks-in-listing", [_look(""), _look("/dirlink"), _look("/link.txt"), {"command": "str_replace", "path": "{r}/link.txt", "old_str": "beta", "new_str": "gamma"}], {"dangling": Link("nowhere"), "dir/up": Link("..")}),
+        _case("symlink-leaving-root", [_look(""), _look("/out/secret.txt")], {"out": Link("../outside"), "../outside/secret.txt": b"secret\n"}),
+        _case("utf16-order", [_look("/u")], {"u/\U0001f600.txt": b"", "u/\uff41.txt": b"", "u/a.txt": b"", "u/\u00e9": None}),
+        _case("limit-below-header", [_look("/a.txt"), _look("/a.txt", view_range=[2, 3])], limit=40),
+        _case("limit-clips-file", [_look("/huge.txt"), _look("/huge.txt", view_range=[100, -1])], huge),
+        _case("limit-clips-listing", [_look("/many"), _look("")], many, limit=300),
+        _case("nulls", [_look("/a.txt", view_range=None), {"command": "create", "path": "{r}/n.txt", "file_text": "n", "new_str": None}, {"command": "str_replace", "path": "{r}/a.txt", "old_str": "beta", "new_str": None}, {"command": "insert", "path": "{r}/a.txt", "insert_line": None, "new_str": "x"}]),
+        _case("unknown-keys", [{"command": "str_replace", "path": "{r}/a.txt", "old_str": "beta", "new_string": "gamma"}, _look("/a.txt", extra=1)]),
+        _case("schema-texts", [{"path": "{r}/a.txt"}, {"command": "view"}, {"command": "delete", "path": "{r}/a.txt"}, {"command": "view", "path": 7}, {"command": "view", "path": "{r}/a.txt", "view_range": "1-2"}]),
+        _case("crlf", [_look("/crlf.txt"), {"command": "str_replace", "path": "{r}/crlf.txt", "old_str": "one\ntwo", "new_str": "1\n2"}, _look("/crlf.txt")]),
+        _case("crlf-exact", [{"command": "str_replace", "path": "{r}/crlf.txt", "old_str": "two\r\n", "new_str": "2\r\n"}, {"command": "insert", "path": "{r}/crlf.txt", "insert_line": 1, "new_str": "i"}]),
+        _case("near-miss", [{"command": "str_replace", "path": "{r}/tabs.py", "old_str": "    return 1", "new_str": "    return 2"}, {"command": "str_replace", "path": "{r}/a.txt", "old_str": "beta\n\n", "new_str": "b"}]),
+        _case("ambiguous", [{"command": "str_replace", "path": "{r}/a.txt", "old_str": "alpha", "new_str": "x"}, {"command": "str_replace", "path": "{r}/m.txt", "old_str": "a\nb", "new_str": "x"}], {"m.txt": b"a\nb\na\nb\n"}),
+        _case("identical", [{"command": "str_replace", "path": "{r}/a.txt", "old_str": "beta", "new_str": "beta"}]),
+        _case("bom", [_look("/bom.txt"), {"command": "str_replace", "path": "{r}/bom.txt", "old_str": "bom", "new_str": "b"}], {"bom.txt": b"\xef\xbb\xbfbom\n"}),
+        _case("not-text", [_look("/bin.dat"), _look("/latin.txt"), {"command": "str_replace", "path": "{r}/latin.txt", "old_str": "caf", "new_str": "x"}], {"bin.dat": b"\x00\x01\x02", "latin.txt": b"caf\xe9\n"}),
+        _case("trailing-slash", [_look("/dir/"), _look("/a.txt/"), {"command": "create", "path": "{r}/dir/new.txt/", "file_text": "x"}]),
+        _case("insert-edges", [{"command": "insert", "path": "{r}/empty.txt", "insert_line": 1, "new_str": "e"}, {"command": "insert", "path": "{r}/noeol.txt", "insert_line": 2, "new_str": "z = 3"}, _look("/noeol.txt"), {"command": "insert", "path": "{r}/a.txt", "insert_line": 0, "new_str": ""}]),
+        _case("create-nested", [{"command": "create", "path": "{r}/n1/n2/f.txt", "file_text": "deep\n"}, _look("/n1"), {"command": "create", "path": "{r}/n1/n2/f.txt", "file_text": "again"}]),
+        _case("create-in-file-parent", [{"command": "create", "path": "{r}/a.txt/x", "file_text": "x"}]),
+        _case("unicode-edit", [{"command": "str_replace", "path": "{r}/uni.txt", "old_str": "\U0001f600", "new_str": "\U0001f601"}, _look("/uni.txt", view_range=[2, 2])]),
+    ]  # fmt: skip
