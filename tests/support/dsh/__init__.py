@@ -77,12 +77,16 @@ def build_tree(root: Path, tree: Tree) -> None:
     if root.parent.exists():
         shutil.rmtree(root.parent)
     root.mkdir(parents=True)
+    made = {root}
     for rel in sorted(tree):
         content = tree[rel]
         target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.update(target.parents)
         if content is None:
             target.mkdir(exist_ok=True)
+            made.add(target)
         elif isinstance(content, Link):
             os.symlink(content.target, target)
         else:
