@@ -29,8 +29,6 @@ DOCS = Path(__file__).resolve().parents[2] / "docs" / "differences.md"
 RANDOM_CASES = 320
 SEED = 20261203
 
-MISSING = dsh.missing_reason()
-pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"DSH peer unavailable: {MISSING}")
 
 
 @dataclass
@@ -302,6 +300,9 @@ class Outcome:
 def outcome() -> Iterator[Outcome]:
     """Every case, hand-written and random, through one node process and then through ours.
     The trees are laid out twice per case: on a RAM disk where there is one (3x faster)."""
+    missing = dsh.missing_reason()
+    if missing is not None:
+        pytest.skip(f"DSH peer unavailable: {missing}")
     shm = "/dev/shm"
     with tempfile.TemporaryDirectory(prefix="vfs-dsh-", dir=shm if os.access(shm, os.W_OK) else None) as base:
         cases = hand_cases() + random_cases(RANDOM_CASES, SEED)
