@@ -177,7 +177,8 @@ def _leaving(d: Difference) -> bool:
     if not leaving or d.peer is None or d.ours is None:
         return False
     if d.ours.code == "FS_SANDBOX_DENIED":
-        return any(str(d.args.get("path", "")).startswith(link + "/") for link in leaving)
+        path = str(d.args.get("path", ""))
+        return any(path == link or path.startswith(link + "/") for link in leaving)
 
     def rows(text: str) -> list[str]:
         return [
@@ -187,6 +188,15 @@ def _leaving(d: Difference) -> bool:
         ]
 
     return rows(d.peer.text) == rows(d.ours.text)
+
+
+def _dangling_create(d: Difference) -> bool:
+    """``create`` at a symlink inside the root whose target is missing: ours creates the target."""
+    path = str(d.args.get("path", ""))
+    link = d.case.tree.get(path[len(d.root) + 1 :]) if path.startswith(d.root + "/") else None
+    if d.args.get("command") != "create" or not isinstance(link, dsh.Link) or link.target.startswith(("/", "..")):
+        return False
+    return link.target not in d.case.tree and _err(d.peer, f'cannot write "{path}": not a regular file')
 
 
 ALLOWED: list[Allowed] = [
@@ -205,6 +215,7 @@ ALLOWED: list[Allowed] = [
     Allowed("not-text-texts", "Binary and non-UTF-8 files: the message says why", _not_text),
     Allowed("parent-is-a-file", "A parent that is a file is named", _parent_file),
     Allowed("links-leaving-root", "Symlinks leading out of the workspace are not followed", _leaving),
+    Allowed("create-through-dangling-link", "`create` through a dangling symlink creates its target", _dangling_create),
 ]
 
 

@@ -34,12 +34,13 @@ BASE: dict[str, bytes | Link | None] = {
     "node_modules_old/k.txt": b"k\n",
     "link.txt": Link("a.txt"),
     "dirlink": Link("dir"),
+    "dangling": Link("gone.txt"),
 }
 
 FILES = ["a.txt", "uni.txt", "crlf.txt", "empty.txt", "noeol.txt", "tabs.py", "big.txt", "dir/inner.txt", "link.txt",
          "dir/\u00e9t\u00e9.md"]  # fmt: skip
 DIRS = ["", "dir", "dir/sub", "dirlink", "node_modules_old"]
-MISSING = ["nope.txt", "dir/nope.txt", "new/deep/file.txt"]
+MISSING = ["nope.txt", "dir/nope.txt", "new/deep/file.txt", "dangling"]
 TEXTS = ["X", "new line\n", "\u00fcn\u00ef\U0001f600\n", "a\r\nb", "", "multi\nline\ntext", "alpha", "\tindented\n"]
 LIMITS = [16000, 16000, 16000, 2000, 200, 120, 60, 30]
 RANGES: list[Any] = [[1, 2], [2, -1], [1, -1], [0, 1], [1, 999], [3, 2], [1], [1, 2, 3], ["1", 2], [1.0, 2],
@@ -171,6 +172,8 @@ def hand_cases() -> list[Case]:
         _case("order-insert-params-first", [{"command": "insert", "path": "rel"}, {"command": "insert", "path": "rel", "insert_line": 0}, {"command": "insert", "path": "{r}/nope", "insert_line": 9, "new_str": "x"}]),
         _case("symlinks-in-listing", [_look(""), _look("/dirlink"), _look("/link.txt"), {"command": "str_replace", "path": "{r}/link.txt", "old_str": "beta", "new_str": "gamma"}], {"dangling": Link("nowhere"), "dir/up": Link("..")}),
         _case("symlink-leaving-root", [_look(""), _look("/out/secret.txt")], {"out": Link("../outside"), "../outside/secret.txt": b"secret\n"}),
+        _case("create-through-dangling-link", [{"command": "create", "path": "{r}/dangling", "file_text": "d\n"}, _look("/dangling")]),
+        _case("create-through-link-leaving-root", [{"command": "create", "path": "{r}/out", "file_text": "o\n"}], {"out": Link("../outside/none.txt"), "../outside/keep": b""}),
         _case("utf16-order", [_look("/u")], {"u/\U0001f600.txt": b"", "u/\uff41.txt": b"", "u/a.txt": b"", "u/\u00e9": None}),
         _case("limit-below-header", [_look("/a.txt"), _look("/a.txt", view_range=[2, 3])], limit=40),
         _case("limit-clips-file", [_look("/huge.txt"), _look("/huge.txt", view_range=[100, -1])], huge),
