@@ -200,7 +200,9 @@ def _read_file(name: str) -> str:
         with open(name, "rb") as handle:
             data = handle.read()
     except OSError as exc:
-        raise CodexError(f"Error: Failed to read PATCH from {name}.\n{exc.strerror or exc}", code="FS_IO_ERROR") from None
+        raise CodexError(
+            f"Error: Failed to read PATCH from {name}.\n{exc.strerror or exc}", code="FS_IO_ERROR"
+        ) from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:

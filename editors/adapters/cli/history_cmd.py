@@ -122,7 +122,9 @@ def _rewind(ws: vfs.Workspace, args: argparse.Namespace) -> int:
 def _undo(ws: vfs.Workspace, args: argparse.Namespace) -> int:
     entry = ws.undo()
     if args.json:
-        undone = [{"path": c.path, "action": c.action, "undone": UNDONE.get(c.action, "reverted")} for c in entry.changes]
+        undone = [
+            {"path": c.path, "action": c.action, "undone": UNDONE.get(c.action, "reverted")} for c in entry.changes
+        ]
         return _print_json({"undone": {**_entry_json(entry), "changes": undone}})
     print(f"Undid {entry.txid}{' (' + entry.label + ')' if entry.label else ''}:")
     for change in entry.changes:  # what undo did to each file, not what the transaction had done
