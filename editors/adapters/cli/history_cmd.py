@@ -39,7 +39,7 @@ def _when(timestamp: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """A vfs error goes up to the entry point, which shows it (``vfs log: ... (CODE)``, exit 1)."""
+    """A vfs error goes up to the entry point, which shows it (``vfs log: ... [CODE]``, exit 1)."""
     # `recover` reports what it did, so it must not let opening recover silently first
     ws = open_workspace(args, recover_on_open=args.verb != "recover")
     try:

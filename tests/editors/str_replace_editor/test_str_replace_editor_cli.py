@@ -133,7 +133,9 @@ def test_config_options_reach_the_tool(root: Path):
         "--enable-undo",
         json.dumps({"command": "undo_edit", "path": f"{root}/a.txt"}),
     )
-    assert undo.returncode == 1 and undo.stderr == b"vfs tool: call failed [FS_NOT_FOUND]\n"  # accepted; nothing to undo
+    assert (
+        undo.returncode == 1 and undo.stderr == b"vfs tool: call failed [FS_NOT_FOUND]\n"
+    )  # accepted; nothing to undo
 
 
 def test_output_is_utf8_whatever_the_locale(root: Path):
