@@ -197,6 +197,14 @@ def test_demo_in_a_directory_works_in_a_fresh_subdirectory(tmp_path: Path) -> No
     assert (fresh / "app" / "util" / "strings.py").exists()
 
 
+@pytest.mark.parametrize("extra", [["--mode", "read-only"], ["--mount", "relative"]])
+def test_a_failed_demo_leaves_the_directory_as_it_was(tmp_path: Path, extra: list[str]) -> None:
+    (tmp_path / "mine.txt").write_text("mine\n")
+    done = vfs_cli("demo", "--root", str(tmp_path), *extra, cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.decode().startswith("vfs demo: "), done
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mine.txt"]
+
+
 def test_demo_help_says_where_it_runs() -> None:
     help_text = vfs_cli("demo", "--help", cwd=Path.cwd()).stdout.decode()
     assert "default: memory://" in help_text and "current directory" not in help_text

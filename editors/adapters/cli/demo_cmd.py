@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import shutil
 
 import vfs
 from editors.adapters.cli.common import add_workspace_args, open_workspace, parse_storage_options
@@ -56,15 +57,21 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """A vfs error goes up to the entry point, which shows it (``vfs demo: ... [CODE]``, exit 1)."""
-    args.root = fresh_root(str(args.root), parse_storage_options(args.storage_option))
-    ws = open_workspace(args)
+    given = str(args.root)
+    args.root = fresh_root(given, parse_storage_options(args.storage_option))
     try:
-        _one_patch(ws)
-        stale = _concurrent_edit(ws)
-        _history(ws)
-        return EXIT_OK if stale else EXIT_FAILURE
-    finally:
-        ws.close()
+        ws = open_workspace(args)
+        try:
+            _one_patch(ws)
+            stale = _concurrent_edit(ws)
+            _history(ws)
+            return EXIT_OK if stale else EXIT_FAILURE
+        finally:
+            ws.close()
+    except BaseException:
+        if args.root != given and os.path.isdir(args.root):  # the subdirectory this run made, and only it
+            shutil.rmtree(args.root, ignore_errors=True)
+        raise
 
 
 def fresh_root(root: str, storage_options: dict[str, object]) -> str:
