@@ -16,9 +16,7 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
     add_workspace_args(parser, mode=False)
     if verb == "log":
         parser.add_argument("-n", "--limit", type=int, default=20, help="how many transactions (default 20)")
-    parser.add_argument(
-        "--json", action="store_true", help='machine-readable output (a failure: {"code", "is_error", "text"})'
-    )
+        parser.add_argument("--json", action="store_true", help="machine-readable output")
     if verb == "checkpoint":
         parser.add_argument("name", help="letters, digits, '.', '_' and '-' (at most 64)")
     if verb == "rewind":
@@ -31,6 +29,10 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
             default=[],
             metavar="TXID",
             help="set aside a damaged record once you have checked its files (repeatable)",
+        )
+    if verb != "log":  # every verb reports as JSON on request (log's --json is above)
+        parser.add_argument(
+            "--json", action="store_true", help='machine-readable output (a failure: {"code", "is_error", "text"})'
         )
 
 
