@@ -9,7 +9,7 @@ from typing import Any
 
 from backends.base import Backend, Capabilities
 from vfs.context import Context
-from vfs.errors import InvalidArgument, NotFound, SandboxDenied, Unsupported
+from vfs.errors import InvalidArgument, NotFound, SandboxDenied, Unsupported, WorkspaceRootInvalid
 from vfs.history import History, Rewind
 from vfs.paths import META_DIR, MODES, PathMapper
 from vfs.recovery import needs_recovery, pending, recover
@@ -295,8 +295,6 @@ def _check_local_root(path: str, given: Any) -> None:
     naming the root as given, before any of the workspace's own files is looked for."""
     if os.path.isdir(path):
         return
-    from vfs.errors import WorkspaceRootInvalid  # here, not above: one import line less to merge
-
     problem = "is not a directory" if os.path.lexists(path) else "does not exist"
     raise WorkspaceRootInvalid(f"The workspace root {given} {problem}.", path=str(given))
 
