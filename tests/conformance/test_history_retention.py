@@ -87,5 +87,9 @@ def test_vfs_prune_and_log_show_the_size(tmp_path):
     done = ok("prune", "--max-bytes", "3K")
     assert "Dropped 3 record(s)" in done and "Kept 1 record(s)" in done
     assert ws.history_usage()[0] == 1
+    import json
+
+    report = json.loads(ok("prune", "--keep", "1", "--dry-run", "--json"))
+    assert report["dropped"] == [] and report["kept"] == report["records_before"] == 1 and report["dry_run"]
     bad = run_cli("prune", "--max-bytes", "lots", "--root", root)
     assert bad.returncode == 2 and b"byte count" in bad.stderr
