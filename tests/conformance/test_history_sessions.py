@@ -131,3 +131,29 @@ def test_each_mcp_client_is_its_own_session(make_workspace):
     patch = "*** Begin Patch\n*** Update File: c.txt\n@@\n-C1\n+C2\n*** End Patch\n"
     assert not second.call("apply_patch", patch).is_error
     assert [e.session for e in ws.log()] == [second.session.id]  # recorded on its commit
+
+
+def test_vfs_undo_and_log_take_a_session(tmp_path):
+    import json
+
+    from tests.adapters.support import run_cli
+
+    for name, data in START.items():
+        (tmp_path / name).write_bytes(data)
+    ws = vfs.open_workspace(str(tmp_path))
+    _write(ws, "a.txt", b"A2\n", "alice")
+    _write(ws, "b.txt", b"B2\n", "bob")
+    root = str(tmp_path)
+
+    def ok(*args: str) -> str:
+        result = run_cli(*args, "--root", root)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.decode()
+
+    mine = ok("log", "--session", "alice")
+    assert "alice writes a.txt  [session alice]" in mine and "bob" not in mine
+    assert "Undid" in ok("undo", "--session", "alice")
+    assert (tmp_path / "a.txt").read_bytes() == b"A1\n" and (tmp_path / "b.txt").read_bytes() == b"B2\n"
+    assert [e["session"] for e in json.loads(ok("log", "--json"))] == ["bob"]
+    refused = run_cli("undo", "--session", "bob; rm", "--root", root)
+    assert refused.returncode != 0 and b"Invalid session id" in refused.stderr
