@@ -14,7 +14,10 @@ transaction that reads every file once and writes it once with an fsync each (2,
 the undo, 2,025 for the apply), so the disk sets both. The undo used to make per file a stat
 before its read (then a second version check because of that stat) and three path resolutions
 (~15 lstat calls each); it now reads each file once and resolves it twice: 24,065 lstat calls
-against the apply's 34,064. In CPU time (fsync off, settled files) the undo costs ~0.8x the apply.
+against the apply's 34,064. In CPU time (fsync off, settled files) the undo costs ~0.8x the apply,
+before that change as after it: on this shared machine the change is not visible in the ratio
+(5 reps each, 2026-12-03, load ~4-6: 0.66x before, 0.76x after; right after the apply 0.90x and
+0.91x; ranges 0.4x - 2.7x). The 3.9 s undo against a 1.4 s apply once reported was not reproduced.
 """
 
 from __future__ import annotations
