@@ -15,13 +15,16 @@ and a stable code; the file is left untouched.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import posixpath
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import vfs
 from editors.result import ToolResult, error_result, unexpected_result
-from editors.str_replace_editor import edits, listing, render
+from editors.str_replace_editor import edits, listing, render, stale
 from editors.str_replace_editor.args import (
     ArgumentError,
     EditorArgs,
@@ -31,6 +34,9 @@ from editors.str_replace_editor.args import (
 from editors.str_replace_editor.config import EditorConfig, make_config
 
 TOOL_NAME = "str_replace_editor"
+
+#: An edit: the file's text in, the edited text (and where the edit landed) out.
+Change = Callable[[str], edits.Replaced]
 
 
 class StrReplaceEditor:
@@ -182,7 +188,7 @@ class StrReplaceEditor:
                 tx.write(path, data, intent=vfs.CREATE_IF_ABSENT)
         except (vfs.Exists, vfs.StaleVersion):
             raise exists from None
-        self._record(path, tx.result)
+        self._record(path, tx.result, data)
         return f"New file created successfully at: {path}"
 
     # -- edits --------------------------------------------------------------------------------
@@ -201,8 +207,8 @@ class StrReplaceEditor:
             raise self._missing(path)
         return intent
 
-    def _edit(self, path: str, command: str, verb: str, change: Callable[[str], str]) -> str:
-        """Read, change (``change(text) -> text``), write: one transaction, guarded by version."""
+    def _edit(self, path: str, command: str, verb: str, change: Change, signature: str) -> str:
+        """Read, change, write: one transaction, guarded by version (see :meth:`_checked_change`)."""
         intent = self._edit_target(path, verb)
         try:
             with self.workspace.transaction(label=f"{TOOL_NAME} {command} {path}") as tx:
@@ -212,43 +218,103 @@ class StrReplaceEditor:
                     if self.session is not None:
                         self.session.observe(path, None)
                     raise self._missing(path) from None
-                if intent.kind == "replace_if_version" and intent.version is not None:
-                    if read.version != intent.version and not self.workspace.is_current(path, intent.version):
-                        raise vfs.StaleVersion(f'cannot write "{path}": file changed since it was read', path=path)
-                    expected = intent.version
-                else:
-                    assert read.version is not None
-                    expected = read.version
-                text = vfs.decode_text(read.data, path)
-                new_text = change(text)
-                data = vfs.encode_text(new_text, bom=vfs.has_bom(read.data))
+                expected, edited = self._checked_change(path, command, intent, read, change, signature)
+                data = vfs.encode_text(edited.text, bom=vfs.has_bom(read.data))
                 tx.write(path, data, intent=vfs.replace_if_version(expected))
+        except _StaleView as stale_view:
+            raise self._stale_help(path, intent.version, stale_view.read) from None
         except vfs.StaleVersion:
             gone = not self.workspace.exists(path)
             reason = "file no longer exists" if gone else "file changed since it was read"
             raise vfs.StaleVersion(f'cannot write "{path}": {reason}', path=path) from None
-        self._record(path, tx.result)
-        return f"The file {path} has been edited successfully."
+        version = self._record(path, tx.result, data)
+        if self.session is not None and version is not None:
+            self.session.remember_edit(path, vfs.EditMemo(signature, version, edited.line, edited.new_last_line))
+        note = f" {edited.note}" if edited.note else ""
+        return f"The file {path} has been edited successfully.{note}"
+
+    def _checked_change(
+        self, path: str, command: str, intent: vfs.Intent, read: vfs.Read, change: Change, signature: str
+    ) -> tuple[str, edits.Replaced]:
+        """The version to write against and the edit, after the checks that refuse it.
+
+        A file changed since the session's view is refused with what changed (``_StaleView``), or
+        rebased when the policy allows it and the edit's lines are untouched. The session's last
+        edit of the path sent again, the file unchanged since, is ``AlreadyApplied``.
+        """
+        assert read.version is not None
+        text = vfs.decode_text(read.data, path)
+        if intent.kind == "replace_if_version" and intent.version is not None:
+            if read.version != intent.version and not self.workspace.is_current(path, intent.version):
+                return read.version, self._rebase(path, command, intent.version, read, text, change)
+            expected = intent.version
+        else:
+            expected = read.version
+        memo = self.session.last_edit(path) if self.session is not None else None
+        if memo is not None and memo.signature == signature and memo.version in (read.version, expected):
+            raise vfs.AlreadyApplied(edits.already_applied_message(memo.first_line, memo.last_line), path=path)
+        return expected, change(text)
+
+    def _rebase(self, path: str, command: str, seen: str, read: vfs.Read, text: str, change: Change) -> edits.Replaced:
+        """The edit applied to the current text when its lines did not change since the view."""
+        viewed = self.session.viewed(path, seen) if self.session is not None and self.session.rebase else None
+        if viewed is None or command != "str_replace":
+            raise _StaleView(read)
+        try:
+            viewed_text = vfs.decode_text(viewed, path)
+            before, after = change(viewed_text), change(text)
+        except vfs.VfsError:
+            raise _StaleView(read) from None
+        if not stale.same_place(viewed_text, text, before, after):
+            raise _StaleView(read)
+        note = (
+            f"The file had changed since your view (now lines {stale.changed_lines(viewed_text, text)}); your edit's "
+            "lines had not, so it was applied to the current version (rebased)."
+        )
+        return replace(after, note=" ".join(filter(None, [after.note, note])))
+
+    def _stale_help(self, path: str, seen: str | None, read: vfs.Read) -> vfs.StaleVersion:
+        """``FS_STALE_VERSION`` showing what changed since the view, when the session kept it."""
+        message = f'cannot write "{path}": file changed since it was read'
+        viewed = self.session.viewed(path, seen) if self.session is not None and seen is not None else None
+        if viewed is None or self.session is None or read.version is None:
+            return vfs.StaleVersion(f"{message}. View it again before editing.", path=path)
+        try:
+            before, now = vfs.decode_text(viewed, path), vfs.decode_text(read.data, path)
+        except vfs.NotText:
+            return vfs.StaleVersion(f"{message}. View it again before editing.", path=path)
+        shown = stale.describe(path, before, now, max(self.config.max_output_chars // 2, 1))
+        if not shown.complete:
+            return vfs.StaleVersion(
+                f"{message}. What changed since your view (first part only; view the file again):\n{shown.text}",
+                path=path,
+            )
+        self.session.remember_view(path, read.version, read.data)  # the model now knows this version
+        return vfs.StaleVersion(
+            f"{message}. What changed since your view (nothing was written; this is now your view of the file, so "
+            f"the edit can be sent again, corrected if needed):\n{shown.text}",
+            path=path,
+        )
 
     def _str_replace(self, path: str, args: EditorArgs) -> str:
         assert args.old_str is not None
         old, new = args.old_str, args.replacement
         _encode(new, "new_str")
 
-        def change(text: str) -> str:
-            return edits.replace_unique(text, old, new, path=path).text
+        def change(text: str) -> edits.Replaced:
+            return edits.replace_unique(text, old, new, path=path)
 
-        return self._edit(path, "str_replace", "edit", change)
+        return self._edit(path, "str_replace", "edit", change, _signature("str_replace", old, new))
 
     def _insert(self, path: str, args: EditorArgs) -> str:
         assert args.insert_line is not None and args.new_str is not None
         line, new = args.insert_line, args.new_str
         _encode(new, "new_str")
 
-        def change(text: str) -> str:
-            return edits.insert_text(text, line, new)
+        def change(text: str) -> edits.Replaced:
+            return edits.inserted(text, line, new)
 
-        return self._edit(path, "insert", "insert into", change)
+        return self._edit(path, "insert", "insert into", change, _signature("insert", line, new))
 
     # -- undo_edit ----------------------------------------------------------------------------
 
@@ -279,14 +345,32 @@ class StrReplaceEditor:
 
     # -- bookkeeping --------------------------------------------------------------------------
 
-    def _record(self, path: str, result: vfs.CommitResult | None) -> None:
+    def _record(self, path: str, result: vfs.CommitResult | None, data: bytes | None = None) -> str | None:
+        """Observe the version a commit wrote (and keep its bytes as the session's view of it)."""
         if self.session is None or result is None:
-            return
+            return None
         version = result.versions.get(path)
         if version is None and len(result.versions) == 1:  # written through a symlink: the target's key
             version = next(iter(result.versions.values()))
         if version is not None:
-            self.session.observe(path, version)
+            if data is None:
+                self.session.observe(path, version)
+            else:
+                self.session.remember_view(path, version, data)
+        return version
+
+
+class _StaleView(Exception):
+    """The file changed since the session's view (raised inside the transaction, reported after)."""
+
+    def __init__(self, read: vfs.Read) -> None:
+        super().__init__("stale view")
+        self.read = read
+
+
+def _signature(command: str, *args: object) -> str:
+    """A digest of an edit call, to recognise the same call sent again."""
+    return hashlib.sha256(json.dumps([command, *args]).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _encode(text: str, parameter: str) -> bytes:

@@ -1,0 +1,70 @@
+"""What changed in a file since the model's view (**Ours**, issue 14 item 3), and whether an edit
+written against that view still means the same thing on the current text (the ``rebase`` option).
+
+A refusal for a stale view shows a unified diff from the viewed version to the current one, so
+the next call can be corrected without viewing the file again. The diff is bounded: past
+``max_chars`` it is cut at a hunk boundary and marked incomplete.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from editors.str_replace_editor.edits import Replaced
+
+
+@dataclass(frozen=True)
+class Change:
+    text: str  # the unified diff, possibly cut
+    complete: bool  # every hunk is shown
+
+
+def _lines(text: str) -> list[str]:
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def describe(path: str, viewed: str, current: str, max_chars: int) -> Change:
+    """The unified diff (3 lines of context) from ``viewed`` to ``current``, within ``max_chars``."""
+    diff = list(difflib.unified_diff(_lines(viewed), _lines(current), f"{path} (your view)", f"{path} (now)",
+                                     n=3, lineterm=""))  # fmt: skip
+    hunks: list[list[str]] = []
+    for line in diff[2:]:
+        if line.startswith("@@"):
+            hunks.append([])
+        hunks[-1].append(line)
+    shown = diff[:2]
+    size = sum(len(line) + 1 for line in shown)
+    for hunk in hunks:
+        hunk_size = sum(len(line) + 1 for line in hunk)
+        if size + hunk_size > max_chars:
+            return Change("\n".join(shown), False)
+        shown += hunk
+        size += hunk_size
+    return Change("\n".join(shown), True)
+
+
+def same_place(viewed: str, current: str, before: Replaced, after: Replaced) -> bool:
+    """Whether the edit matched the same, unchanged lines in the viewed and the current text, and
+    makes the same new lines there: then the changes since the view are elsewhere (rebase is safe)."""
+    old_viewed, old_current = viewed.split("\n"), current.split("\n")
+    a, b = before.line - 1, before.old_last_line
+    c = after.line - 1
+    matcher = difflib.SequenceMatcher(None, old_viewed, old_current, autojunk=False)
+    inside = any(
+        tag == "equal" and i1 <= a and b <= i2 and c - j1 == a - i1 for tag, i1, i2, j1, _ in matcher.get_opcodes()
+    )
+    new_before = before.text.split("\n")[a : before.new_last_line]
+    new_after = after.text.split("\n")[c : after.new_last_line]
+    return inside and new_before == new_after
+
+
+def changed_lines(viewed: str, current: str) -> str:
+    """``lines 3-4, 40`` of the current text that differ from the viewed one (for the reply)."""
+    matcher = difflib.SequenceMatcher(None, viewed.split("\n"), current.split("\n"), autojunk=False)
+    spans = []
+    for tag, _, _, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        spans.append(f"{j1 + 1}-{j2}" if j2 - j1 > 1 else f"{j1 + 1}" if j2 > j1 else f"{j1 + 1} (removed)")
+    return ", ".join(spans)
