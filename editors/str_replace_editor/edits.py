@@ -180,14 +180,23 @@ def _refuse_other_indentation(content: str, old: str, match: Match, path: str) -
 
 
 def already_present(content: str, new: str) -> tuple[int, int] | None:
-    """The lines where ``new`` (if it has any text) appears, when it appears exactly once."""
+    """The lines where ``new`` appears, when it has text and appears exactly once, as whole lines
+    (from a line's start or indentation to a line's end): a fragment inside a longer line
+    (``eta`` in ``beta``) proves nothing."""
     if not new.strip():
         return None
     found = [Match(offset, offset + len(new)) for offset in find_all(content, new)] or crlf_matches(content, new)
-    if len(found) != 1:
+    if len(found) != 1 or not _whole_lines(content, found[0]):
         return None
     first = line_at(content, found[0].start)
     return first, _last_line(first, content[found[0].start : found[0].end])
+
+
+def _whole_lines(content: str, match: Match) -> bool:
+    before = content[content.rfind("\n", 0, match.start) + 1 : match.start]
+    after = content[match.end :].split("\n", 1)[0]
+    ends_line = content[match.end - 1 : match.end] == "\n" or after in ("", "\r")
+    return not before.strip(" \t") and ends_line
 
 
 def already_applied_message(first: int, last: int) -> str:
