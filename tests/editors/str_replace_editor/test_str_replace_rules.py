@@ -78,7 +78,9 @@ def test_trailing_whitespace_ambiguous_is_refused_naming_it():
 
 def test_tabs_as_spaces_reindents_new_str_with_tabs():
     content = "func f() {\n\tif ok {\n\t\treturn\n\t}\n}\n"
-    text, note = apply(content, "    if ok {\n        return\n    }", "    if ok {\n        log()\n        return\n    }")
+    text, note = apply(
+        content, "    if ok {\n        return\n    }", "    if ok {\n        log()\n        return\n    }"
+    )
     assert text == "func f() {\n\tif ok {\n\t\tlog()\n\t\treturn\n\t}\n}\n"
     assert note is not None and "4 spaces of old_str are one tab of the file" in note
 
