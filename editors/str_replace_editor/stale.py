@@ -60,11 +60,12 @@ def same_place(viewed: str, current: str, before: Replaced, after: Replaced) -> 
 
 
 def changed_lines(viewed: str, current: str) -> str:
-    """``lines 3-4, 40`` of the current text that differ from the viewed one (for the reply)."""
+    """``line 3`` or ``lines 3-4, 40``: where the current text differs from the viewed one (for the reply)."""
     matcher = difflib.SequenceMatcher(None, viewed.split("\n"), current.split("\n"), autojunk=False)
     spans = []
     for tag, _, _, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
         spans.append(f"{j1 + 1}-{j2}" if j2 - j1 > 1 else f"{j1 + 1}" if j2 > j1 else f"{j1 + 1} (removed)")
-    return ", ".join(spans)
+    single = len(spans) == 1 and "-" not in spans[0]
+    return ("line " if single else "lines ") + ", ".join(spans)

@@ -268,7 +268,7 @@ class StrReplaceEditor:
         if not stale.same_place(viewed_text, text, before, after):
             raise _StaleView(read)
         note = (
-            f"The file had changed since your view (now lines {stale.changed_lines(viewed_text, text)}); your edit's "
+            f"The file had changed since your view (now {stale.changed_lines(viewed_text, text)}); your edit's "
             "lines had not, so it was applied to the current version (rebased)."
         )
         return replace(after, note=" ".join(filter(None, [after.note, note])))

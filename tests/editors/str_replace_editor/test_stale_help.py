@@ -133,7 +133,7 @@ def test_rebase_applies_an_edit_whose_lines_did_not_change(ws: vfs.Workspace):
     write_external(ws.backend, "f.txt", ("# theirs\n" + TEXT).encode())
     result = call(editor, command="str_replace", path=path, old_str="line 50\n", new_str="line fifty\n")
     assert not result.is_error, result.text
-    assert "The file had changed since your view (now lines 1)" in result.text and "(rebased)" in result.text
+    assert "The file had changed since your view (now line 1)" in result.text and "(rebased)" in result.text
     assert ws.read_bytes(path) == ("# theirs\n" + TEXT.replace("line 50\n", "line fifty\n")).encode()
 
 
