@@ -15,7 +15,10 @@ then apply an edit to a file that changed since the view when the region the edi
 A session also remembers, for the tools built on it:
 
 - the bytes of the version it last saw of each file (:class:`ViewMemory`, LRU-bounded by total
-  size; files over a size cap are not kept), so a refusal for a stale view can show what changed;
+  size; files over a size cap are not kept), so a refusal for a stale view can show what changed.
+  By default every session of the process shares one memory (:data:`SHARED_VIEWS`), so a server
+  with many sessions stays within one bound; the least recently used views go first, whoever
+  owns them (that session's stale refusals then ask for a new view instead of showing a diff);
 - the last successful edit of each path (:class:`EditMemo`), so the same edit sent twice is
   recognised instead of applied twice.
 """
@@ -23,6 +26,7 @@ A session also remembers, for the tools built on it:
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Hashable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -64,15 +68,16 @@ class ObservationPolicy:
         return replace_if_version(observation.version)
 
 
-#: What a session keeps of the files it saw: 4 MiB in all, no file over 1 MiB.
-DEFAULT_VIEW_MEMORY_BYTES = 4 * 1024 * 1024
+#: What the sessions keep of the files they saw: 8 MiB in all, no file over 1 MiB.
+DEFAULT_VIEW_MEMORY_BYTES = 8 * 1024 * 1024
 DEFAULT_VIEW_FILE_CAP_BYTES = 1024 * 1024
 
 
 class ViewMemory:
-    """The bytes of the last version seen of each path, least recently used dropped first.
+    """The bytes of the last version seen of each key (a path, or a session's path), least
+    recently used dropped first.
 
-    Only one version per path is kept (the one the session last observed), and the total stays
+    Only one version per key is kept (the one the session last observed), and the total stays
     within ``limit_bytes``; a file larger than ``file_cap_bytes`` is not kept (a stale refusal then
     says the file changed, without showing how).
     """
@@ -82,19 +87,19 @@ class ViewMemory:
     ) -> None:
         self.limit_bytes = limit_bytes
         self.file_cap_bytes = min(file_cap_bytes, limit_bytes)
-        self._entries: OrderedDict[str, tuple[str, bytes]] = OrderedDict()
+        self._entries: OrderedDict[Hashable, tuple[str, bytes]] = OrderedDict()
         self._total = 0
 
     @property
     def total_bytes(self) -> int:
         return self._total
 
-    def forget(self, path: str) -> None:
+    def forget(self, path: Hashable) -> None:
         entry = self._entries.pop(path, None)
         if entry is not None:
             self._total -= len(entry[1])
 
-    def remember(self, path: str, version: str, data: bytes) -> None:
+    def remember(self, path: Hashable, version: str, data: bytes) -> None:
         self.forget(path)
         if len(data) > self.file_cap_bytes:
             return
@@ -104,13 +109,17 @@ class ViewMemory:
             _, (_, dropped) = self._entries.popitem(last=False)
             self._total -= len(dropped)
 
-    def get(self, path: str, version: str) -> bytes | None:
+    def get(self, path: Hashable, version: str) -> bytes | None:
         """The bytes of ``path`` at ``version`` if kept (and marks them recently used)."""
         entry = self._entries.get(path)
         if entry is None or entry[0] != version:
             return None
         self._entries.move_to_end(path)
         return entry[1]
+
+
+#: The memory every session shares unless it is given its own.
+SHARED_VIEWS = ViewMemory()
 
 
 @dataclass(frozen=True)
@@ -131,7 +140,8 @@ class Session:
         self.workspace = workspace
         self.policy = policy
         self.observations: dict[str, Observation] = {}
-        self.views = views if views is not None else ViewMemory()
+        self.views = views if views is not None else SHARED_VIEWS
+        self._token = object()  # this session's part of a shared memory
         self.edits: dict[str, EditMemo] = {}
 
     @property
@@ -142,11 +152,11 @@ class Session:
     def remember_view(self, path: str, version: str, data: bytes) -> None:
         """Keep the bytes seen at ``version`` (within the memory bound) and observe that version."""
         self.observe(path, version)
-        self.views.remember(self._canonical(path), version, data)
+        self.views.remember((self._token, self._canonical(path)), version, data)
 
     def viewed(self, path: str, version: str) -> bytes | None:
         """The bytes the session saw of ``path`` at ``version``, if still kept."""
-        return self.views.get(self._canonical(path), version)
+        return self.views.get((self._token, self._canonical(path)), version)
 
     def remember_edit(self, path: str, memo: EditMemo) -> None:
         self.edits[self._canonical(path)] = memo

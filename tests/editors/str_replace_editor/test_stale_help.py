@@ -154,3 +154,16 @@ def test_without_rebase_the_same_disjoint_change_is_refused(ws: vfs.Workspace):
         call(editor, command="str_replace", path=path, old_str="line 50\n", new_str="line fifty\n"), "FS_STALE_VERSION"
     )
     assert ws.read_bytes(path) == ("# theirs\n" + TEXT).encode()
+
+
+def test_sessions_sharing_a_memory_keep_their_views_apart_within_one_bound(ws: vfs.Workspace):
+    shared = vfs.ViewMemory(limit_bytes=len(TEXT) + 10, file_cap_bytes=len(TEXT))
+    first = vfs.Session(ws, vfs.ObservationPolicy(), views=shared)
+    second = vfs.Session(ws, vfs.ObservationPolicy(), views=shared)
+    path = f"{ws.mount}/f.txt"
+    version = first.read(path).version
+    assert version is not None and first.viewed(path, version) == TEXT.encode()
+    assert second.viewed(path, version) is None  # not seen by the second session
+    second.read(path)  # the bound holds one copy: the first session's view is dropped
+    assert shared.total_bytes == len(TEXT)
+    assert first.viewed(path, version) is None and second.viewed(path, version) == TEXT.encode()
