@@ -8,7 +8,14 @@ normalised, so CRLF, LF, mixed and lone-CR files, tabs and a missing final newli
   ``old_str`` uses bare LF, the match is retried with each LF of ``old_str`` allowed to be CRLF in the
   file, and ``new_str``'s bare LFs then become CRLF (a unique match is still required).
 * ``insert``: in a CRLF file (decided at the insertion point) the inserted line breaks are CRLF.
-* A failed match carries a diagnosis of the near miss (see :mod:`diagnose`).
+* When ``old_str`` does not appear verbatim, the tolerant rules of :mod:`tolerant` (trailing
+  whitespace, indentation, unicode punctuation, line-number prefixes, elision) apply the edit when
+  their reading is unambiguous; the reply then says which one matched.
+* An exact, unique match is refused when it starts after a line's indentation and ``new_str``'s
+  next lines could not be placed, or when the same lines sit elsewhere at another indentation.
+* A failed match carries a diagnosis of the near miss (see :mod:`diagnose`); with none, and
+  ``new_str`` in the file exactly once as whole lines, it is ``AlreadyApplied`` (the call was
+  sent twice): "this change is already present at lines N-M; nothing was changed".
 """
 
 from __future__ import annotations

@@ -6,6 +6,11 @@ is on, against the version the session last saw (a ``view``, or its own previous
 changed by someone else since is never overwritten (``FS_STALE_VERSION``). ``create`` is a guarded
 create-if-absent, so a file created meanwhile by someone else is never clobbered.
 
+With a session (**Ours**): the same ``str_replace`` or ``insert`` sent again while the file is
+still at the version it wrote is ``FS_ALREADY_APPLIED``; an edit refused because the file changed
+since the view shows the diff since that view (from the bytes the session kept), and with
+``ObservationPolicy(rebase=True)`` a ``str_replace`` whose lines did not change is rebased.
+
 With ``session=False`` (one-shot mode, e.g. the CLI) nothing is remembered between calls: each
 edit reads and writes in one transaction.
 
