@@ -146,10 +146,13 @@ def _tolerant(content: str, old: str, new: str, path: str) -> tolerant.Splice | 
     numbered = tolerant.strip_line_numbers(old)
     if numbered is not None:
         stripped, first = numbered
-        found = find_all(content, stripped)
-        if len(found) == 1 and line_at(content, found[0]) == first:
+        found = [Match(at, at + len(stripped)) for at in find_all(content, stripped)] or crlf_matches(content, stripped)
+        if len(found) == 1 and line_at(content, found[0].start) == first:
+            replacement = tolerant.strip_new_line_numbers(new)
+            if "\r\n" in content[found[0].start : found[0].end]:
+                replacement = to_crlf(replacement)
             note = "Matched ignoring the line-number prefixes copied from the `view` output."
-            return tolerant.Splice(found[0], found[0] + len(stripped), tolerant.strip_new_line_numbers(new), note)
+            return tolerant.Splice(found[0].start, found[0].end, replacement, note)
     return tolerant.match_passes(content, old, new, path=path) or tolerant.match_elision(content, old, new, path=path)
 
 

@@ -155,6 +155,11 @@ def test_line_number_prefixes_are_stripped_when_they_match_the_place():
     assert note is not None and "line-number prefixes" in note
 
 
+def test_line_number_prefixes_in_a_crlf_file():
+    text, _ = apply("a\r\nb\r\nc\r\n", "     2  b\n     3  c", "b\nC")
+    assert text == "a\r\nb\r\nC\r\n"
+
+
 def test_line_number_prefixes_with_the_wrong_numbers_are_refused():
     with pytest.raises(EditNotFound) as info:
         replace_unique("a\nb\nc\nd\n", "     7  b\n     8  c", "b\nC", path="/w/f")
