@@ -15,7 +15,9 @@ normalised, so CRLF, LF, mixed and lone-CR files, tabs and a missing final newli
   next lines could not be placed, or when the same lines sit elsewhere at another indentation.
 * A failed match carries a diagnosis of the near miss (see :mod:`diagnose`); with none, and
   ``new_str`` in the file exactly once as whole lines, it is ``AlreadyApplied`` (the call was
-  sent twice): "this change is already present at lines N-M; nothing was changed".
+  sent twice): "this change is already present at lines N-M; nothing was changed". So is a
+  match of ``old_str`` that lies inside that one occurrence of ``new_str`` at the place
+  ``new_str`` holds it (an insertion sent twice: applying it again would repeat the insertion).
 """
 
 from __future__ import annotations
@@ -122,6 +124,7 @@ def replace_unique(content: str, old: str, new: str, *, path: str) -> Replaced:
         )
     if matches:
         match = matches[0]
+        _refuse_reapplying(content, old, new, match, path)
         _refuse_lost_indentation(content, old, new, match, path)
         _refuse_other_indentation(content, old, match, path)
         replacement = new
@@ -154,6 +157,17 @@ def _tolerant(content: str, old: str, new: str, path: str) -> tolerant.Splice | 
             note = "Matched ignoring the line-number prefixes copied from the `view` output."
             return tolerant.Splice(found[0].start, found[0].end, replacement, note)
     return tolerant.match_passes(content, old, new, path=path) or tolerant.match_elision(content, old, new, path=path)
+
+
+def _refuse_reapplying(content: str, old: str, new: str, match: Match, path: str) -> None:
+    """``new`` contains ``old``, and the match of ``old`` sits inside the one occurrence of ``new``:
+    the file already reads as the edit would make it (an insertion sent twice); again would repeat it."""
+    inside = new.find(old)
+    if inside < 0 or new == old:
+        return
+    present = already_present(content, new)
+    if present is not None and content.startswith(new, match.start - inside):
+        raise AlreadyApplied(already_applied_message(*present), path=path)
 
 
 def _refuse_lost_indentation(content: str, old: str, new: str, match: Match, path: str) -> None:

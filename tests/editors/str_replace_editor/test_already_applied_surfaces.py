@@ -7,22 +7,31 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.adapters.support import error_code, ok_text, text_of
 from tests.adapters.test_mcp import MOUNT, editor, run, stdio_client
 from tests.editors.str_replace_editor.test_str_replace_editor_cli import vfs_tool
 
 
-def test_cli_str_replace_sent_twice_is_already_applied(tmp_path: Path):
+@pytest.mark.parametrize(
+    ("old", "new", "where"),
+    [
+        ("    return 1\n", "    return 2\n", "line 2"),  # old_str is gone, new_str is there once
+        ("def f():\n", "def f():\n    # doc\n", "lines 1-2"),  # an insertion: old_str still matches
+    ],
+)
+def test_cli_str_replace_sent_twice_is_already_applied(tmp_path: Path, old: str, new: str, where: str):
     (tmp_path / "a.py").write_bytes(b"def f():\n    return 1\n")
-    call = json.dumps({"command": "str_replace", "path": f"{tmp_path}/a.py", "old_str": "    return 1\n",
-                       "new_str": "    return 2\n"})  # fmt: skip
+    call = json.dumps({"command": "str_replace", "path": f"{tmp_path}/a.py", "old_str": old, "new_str": new})
     first = vfs_tool("str_replace_editor", "--root", str(tmp_path), call)
     assert first.returncode == 0, first.stdout
+    after = (tmp_path / "a.py").read_bytes()
     second = vfs_tool("str_replace_editor", "--root", str(tmp_path), call)
     assert second.returncode == 1
-    assert second.stdout == b"Error: this change is already present at line 2; nothing was changed\n"
+    assert second.stdout == f"Error: this change is already present at {where}; nothing was changed\n".encode()
     assert second.stderr == b"code: FS_ALREADY_APPLIED\n"
-    assert (tmp_path / "a.py").read_bytes() == b"def f():\n    return 2\n"
+    assert (tmp_path / "a.py").read_bytes() == after
 
 
 def test_mcp_insertion_sent_twice_is_already_applied(tmp_path: Path):

@@ -215,3 +215,18 @@ def test_a_near_miss_of_old_beats_already_applied():
     with pytest.raises(EditNotFound) as info:  # old_str is still there (spacing differs): not applied yet
         replace_unique("x  = 1\nx = 2\n", "x = 1", "x = 2", path="/w/f")
     assert "spacing inside a line" in info.value.message
+
+
+def test_an_insertion_sent_twice_without_a_session_is_already_applied():
+    content = "x = 1\n\ny = 2\n"
+    once = replace_unique(content, "x = 1\n\n", "x = 1\n# why\n\n", path="/w/f").text
+    assert once == "x = 1\n# why\n\ny = 2\n"
+    with pytest.raises(AlreadyApplied) as info:  # old_str still matches, inside the inserted text's place
+        replace_unique(once, "x = 1\n", "x = 1\n# why\n", path="/w/f")
+    assert info.value.message == "this change is already present at lines 1-2; nothing was changed"
+
+
+def test_new_text_elsewhere_does_not_block_an_insertion():
+    content = "x = 1\n# why\nz\nx = 2\n"
+    text, _ = apply(content, "x = 2\n", "x = 2\n# why\n")  # "# why" is present, but not after x = 2
+    assert text == "x = 1\n# why\nz\nx = 2\n# why\n"
