@@ -25,6 +25,7 @@ A session also remembers, for the tools built on it:
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
@@ -89,33 +90,40 @@ class ViewMemory:
         self.file_cap_bytes = min(file_cap_bytes, limit_bytes)
         self._entries: OrderedDict[Hashable, tuple[str, bytes]] = OrderedDict()
         self._total = 0
+        self._lock = threading.Lock()  # shared by sessions whose calls run in worker threads (MCP)
 
     @property
     def total_bytes(self) -> int:
         return self._total
 
     def forget(self, path: Hashable) -> None:
+        with self._lock:
+            self._forget(path)
+
+    def _forget(self, path: Hashable) -> None:
         entry = self._entries.pop(path, None)
         if entry is not None:
             self._total -= len(entry[1])
 
     def remember(self, path: Hashable, version: str, data: bytes) -> None:
-        self.forget(path)
-        if len(data) > self.file_cap_bytes:
-            return
-        self._entries[path] = (version, data)
-        self._total += len(data)
-        while self._total > self.limit_bytes:
-            _, (_, dropped) = self._entries.popitem(last=False)
-            self._total -= len(dropped)
+        with self._lock:
+            self._forget(path)
+            if len(data) > self.file_cap_bytes:
+                return
+            self._entries[path] = (version, data)
+            self._total += len(data)
+            while self._total > self.limit_bytes:
+                _, (_, dropped) = self._entries.popitem(last=False)
+                self._total -= len(dropped)
 
     def get(self, path: Hashable, version: str) -> bytes | None:
         """The bytes of ``path`` at ``version`` if kept (and marks them recently used)."""
-        entry = self._entries.get(path)
-        if entry is None or entry[0] != version:
-            return None
-        self._entries.move_to_end(path)
-        return entry[1]
+        with self._lock:
+            entry = self._entries.get(path)
+            if entry is None or entry[0] != version:
+                return None
+            self._entries.move_to_end(path)
+            return entry[1]
 
 
 #: The memory every session shares unless it is given its own.
