@@ -200,8 +200,12 @@ def _apply_pass(
     file: FileLines, first: int, rule: Pass, old_lines: list[str], trailing: bool, new: str, *, path: str
 ) -> Splice | None:
     window = file.lines[first : first + len(old_lines)]
-    change: Callable[[str], str] = lambda line: line  # noqa: E731 - the identity, named below when re-indenting
-    note = f"Matched ignoring {rule.name}"
+    change: Callable[[str], str] = lambda line: line  # noqa: E731 - the identity, replaced when re-indenting
+    ignored = [] if rule.indentation or rule.unicode else ["trailing whitespace"]
+    if rule.unicode:
+        chars = {char for line in window for char in line if char in diagnose.UNICODE_MAP}
+        ignored.append(f"{diagnose.name_unicode(chars) or 'unicode punctuation'} vs ASCII")
+    reindented = ""
     if rule.indentation:
         pairs = [(_indent(m), _indent(f)) for m, f in zip(old_lines, window, strict=True) if m.strip() and f.strip()]
         mapping = indent_map(pairs)
@@ -209,16 +213,15 @@ def _apply_pass(
             return None  # no consistent re-indentation: the diagnosis names the indentation
         change = _reindent(mapping, first, path)
         if any(m != f for m, f in pairs):
-            note += f" ({mapping.describe}; new_str was re-indented the same way)"
-    if rule.unicode:
-        chars = {char for line in window for char in line if char in diagnose.UNICODE_MAP}
-        note += f" ({diagnose.name_unicode(chars)} of the file compared as ASCII)" if chars else ""
+            ignored.append(f"indentation ({mapping.describe})")
+            reindented = " new_str was re-indented the same way;"
     new_lines, new_trailing = _lines_of(new)
     keep_cr = window[-1].endswith("\r") and (new_trailing or not trailing)
     out = rebuild(window, old_lines, new_lines, change, keep_cr=keep_cr)
     start, end = file.region(first, len(old_lines), trailing)
     replacement = "\n".join(out) + ("\n" if new_trailing and trailing else "")
-    return Splice(start, end, replacement, note + "; lines of new_str equal to old_str's keep the file's bytes.")
+    note = f"Matched ignoring {' and '.join(ignored)};{reindented} unchanged lines keep the file's bytes."
+    return Splice(start, end, replacement, note)
 
 
 def _reindent(mapping: IndentMap, first: int, path: str) -> Callable[[str], str]:
