@@ -276,6 +276,18 @@ def strip_new_line_numbers(new: str) -> str:
 # -- elision ----------------------------------------------------------------------------------------
 
 
+def _gaps(file: FileLines, head: list[str], tail: list[str], trailing: bool) -> list[tuple[int, int]]:
+    """(first line of ``head``, first line of ``tail``) wherever both match with 1-50 lines between."""
+    keys = [line.removesuffix("\r") for line in file.lines]
+    tails = set(windows(keys, tail, need_break=trailing))
+    return [
+        (h, h + len(head) + gap)
+        for h in windows(keys, head)
+        for gap in range(1, MAX_ELIDED + 1)
+        if h + len(head) + gap in tails
+    ]
+
+
 def match_elision(content: str, old: str, new: str, *, path: str) -> Splice | None:
     """An ``...`` line of ``old`` standing for 1-50 unchanged lines of the file, kept as they are."""
     old_lines, trailing = _lines_of(old)
@@ -296,14 +308,7 @@ def match_elision(content: str, old: str, new: str, *, path: str) -> Splice | No
             path=path,
         )
     file = FileLines(content)
-    keys = [line.removesuffix("\r") for line in file.lines]
-    tails = set(windows(keys, tail, need_break=trailing))
-    pairs = [
-        (h, h + len(head) + gap)
-        for h in windows(keys, head)
-        for gap in range(1, MAX_ELIDED + 1)
-        if h + len(head) + gap in tails
-    ]
+    pairs = _gaps(file, head, tail, trailing)
     if len(pairs) != 1:
         where = "nowhere" if not pairs else f"at {len(pairs)} places"
         raise EditNotFound(
