@@ -24,8 +24,12 @@ def _lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in text.split("\n")]
 
 
-def describe(path: str, viewed: str, current: str, max_chars: int) -> Change:
-    """The unified diff (3 lines of context) from ``viewed`` to ``current``, within ``max_chars``."""
+def describe(path: str, viewed: str, current: str, max_chars: int, focus: int | None = None) -> Change:
+    """The unified diff (3 lines of context) from ``viewed`` to ``current``, within ``max_chars``.
+
+    Past the bound, the hunks nearest ``focus`` (a line of the viewed text: where the edit is)
+    are kept, shown in file order.
+    """
     diff = list(difflib.unified_diff(_lines(viewed), _lines(current), f"{path} (your view)", f"{path} (now)",
                                      n=3, lineterm=""))  # fmt: skip
     hunks: list[list[str]] = []
@@ -33,15 +37,27 @@ def describe(path: str, viewed: str, current: str, max_chars: int) -> Change:
         if line.startswith("@@"):
             hunks.append([])
         hunks[-1].append(line)
-    shown = diff[:2]
-    size = sum(len(line) + 1 for line in shown)
-    for hunk in hunks:
-        hunk_size = sum(len(line) + 1 for line in hunk)
+    order = sorted(range(len(hunks)), key=lambda i: _distance(hunks[i][0], focus))
+    size = sum(len(line) + 1 for line in diff[:2])
+    kept: set[int] = set()
+    for index in order:
+        hunk_size = sum(len(line) + 1 for line in hunks[index])
         if size + hunk_size > max_chars:
-            return Change("\n".join(shown), False)
-        shown += hunk
+            break
+        kept.add(index)
         size += hunk_size
-    return Change("\n".join(shown), True)
+    shown = diff[:2] + [line for index in sorted(kept) for line in hunks[index]]
+    return Change("\n".join(shown), len(kept) == len(hunks))
+
+
+def _distance(header: str, focus: int | None) -> int:
+    """Lines from ``focus`` to the viewed-side span of a hunk (``@@ -a,b +c,d @@``); 0 inside."""
+    if focus is None:
+        return 0  # no focus: file order (the sort is stable)
+    start, _, length = header.split()[1][1:].partition(",")
+    first = int(start)
+    last = first + max(int(length or "1") - 1, 0)
+    return max(first - focus, focus - last, 0)
 
 
 def same_place(viewed: str, current: str, before: Replaced, after: Replaced) -> bool:

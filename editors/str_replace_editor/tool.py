@@ -227,7 +227,7 @@ class StrReplaceEditor:
                 data = vfs.encode_text(edited.text, bom=vfs.has_bom(read.data))
                 tx.write(path, data, intent=vfs.replace_if_version(expected))
         except _StaleView as stale_view:
-            raise self._stale_help(path, intent.version, stale_view.read) from None
+            raise self._stale_help(path, intent.version, stale_view.read, change) from None
         except vfs.StaleVersion:
             gone = not self.workspace.exists(path)
             reason = "file no longer exists" if gone else "file changed since it was read"
@@ -278,7 +278,7 @@ class StrReplaceEditor:
         )
         return replace(after, note=" ".join(filter(None, [after.note, note])))
 
-    def _stale_help(self, path: str, seen: str | None, read: vfs.Read) -> vfs.StaleVersion:
+    def _stale_help(self, path: str, seen: str | None, read: vfs.Read, change: Change) -> vfs.StaleVersion:
         """``FS_STALE_VERSION`` showing what changed since the view, when the session kept it."""
         message = f'cannot write "{path}": file changed since it was read'
         viewed = self.session.viewed(path, seen) if self.session is not None and seen is not None else None
@@ -288,10 +288,10 @@ class StrReplaceEditor:
             before, now = vfs.decode_text(viewed, path), vfs.decode_text(read.data, path)
         except vfs.NotText:
             return vfs.StaleVersion(f"{message}. View it again before editing.", path=path)
-        shown = stale.describe(path, before, now, max(self.config.max_output_chars // 2, 1))
+        shown = stale.describe(path, before, now, max(self.config.max_output_chars // 2, 1), _focus(change, before))
         if not shown.complete:
             return vfs.StaleVersion(
-                f"{message}. What changed since your view (first part only; view the file again):\n{shown.text}",
+                f"{message}. What changed since your view (only the part nearest your edit; view the file again for the rest):\n{shown.text}",
                 path=path,
             )
         self.session.remember_view(path, read.version, read.data)  # the model now knows this version
@@ -371,6 +371,14 @@ class _StaleView(Exception):
     def __init__(self, read: vfs.Read) -> None:
         super().__init__("stale view")
         self.read = read
+
+
+def _focus(change: Change, viewed: str) -> int | None:
+    """The line of the viewed text the edit meant (where it applies there), if it applies."""
+    try:
+        return change(viewed).line
+    except vfs.VfsError:
+        return None
 
 
 def _signature(command: str, *args: object) -> str:

@@ -94,9 +94,21 @@ def test_stale_refusal_with_a_clipped_diff_asks_for_a_view(ws: vfs.Workspace):
     assert not call(editor, command="view", path=path).is_error
     write_external(ws.backend, "f.txt", TEXT.replace("line ", "LINE ").encode())
     message = error(call(editor, command="insert", path=path, insert_line=1, new_str="x"), "FS_STALE_VERSION")
-    assert "first part only; view the file again" in message
+    assert "only the part nearest your edit; view the file again" in message
     assert len(message) < 400
     error(call(editor, command="insert", path=path, insert_line=1, new_str="x"), "FS_STALE_VERSION")  # still stale
+
+
+def test_a_clipped_diff_keeps_the_hunks_nearest_the_edit(ws: vfs.Workspace):
+    editor = StrReplaceEditor(ws, config={"max_output_chars": 400})
+    path = f"{ws.mount}/f.txt"
+    assert not call(editor, command="view", path=path).is_error
+    changed = TEXT.replace("line 2\n", "line 2 (theirs)\n").replace("line 55\n", "line 55 (theirs)\n")
+    write_external(ws.backend, "f.txt", changed.encode())
+    message = error(call(editor, command="str_replace", path=path, old_str="line 57\n", new_str="x\n"),
+                    "FS_STALE_VERSION")  # fmt: skip
+    assert "+line 55 (theirs)" in message and "+line 2 (theirs)" not in message
+    assert "only the part nearest your edit; view the file again" in message
 
 
 def test_a_file_over_the_cap_is_not_kept_and_the_refusal_says_so(ws: vfs.Workspace):
