@@ -3,7 +3,7 @@ written against that view still means the same thing on the current text (the ``
 
 A refusal for a stale view shows a unified diff from the viewed version to the current one, so
 the next call can be corrected without viewing the file again. The diff is bounded: past
-``max_chars`` it is cut at a hunk boundary and marked incomplete.
+``max_chars`` only the whole hunks nearest the edit are shown, and it is marked incomplete.
 """
 
 from __future__ import annotations
