@@ -14,7 +14,7 @@ normalised, so CRLF, LF, mixed and lone-CR files, tabs and a missing final newli
 * An exact, unique match is refused when it starts after a line's indentation and ``new_str``'s
   next lines could not be placed, or when the same lines sit elsewhere at another indentation.
 * A failed match carries a diagnosis of the near miss (see :mod:`diagnose`); with none, and
-  ``new_str`` in the file exactly once as whole lines, it is ``AlreadyApplied`` (the call was
+  ``new_str`` (two non-blank lines or more) in the file exactly once as whole lines, it is ``AlreadyApplied`` (the call was
   sent twice): "this change is already present at lines N-M; nothing was changed". So is a
   match of ``old_str`` that lies inside that one occurrence of ``new_str`` at the place
   ``new_str`` holds it (an insertion sent twice: applying it again would repeat the insertion).
@@ -154,6 +154,7 @@ def _tolerant(content: str, old: str, new: str, path: str) -> tolerant.Splice | 
             replacement = tolerant.strip_new_line_numbers(new)
             if "\r\n" in content[found[0].start : found[0].end]:
                 replacement = to_crlf(replacement)
+            _refuse_lost_indentation(content, stripped, replacement, found[0], path)
             note = "Matched ignoring the line-number prefixes copied from the `view` output."
             return tolerant.Splice(found[0].start, found[0].end, replacement, note)
     return tolerant.match_passes(content, old, new, path=path) or tolerant.match_elision(content, old, new, path=path)
@@ -204,10 +205,10 @@ def _refuse_other_indentation(content: str, old: str, match: Match, path: str) -
 
 
 def already_present(content: str, new: str) -> tuple[int, int] | None:
-    """The lines where ``new`` appears, when it has text and appears exactly once, as whole lines
-    (from a line's start or indentation to a line's end): a fragment inside a longer line
-    (``eta`` in ``beta``) proves nothing."""
-    if not new.strip():
+    """The lines where ``new`` appears, when it has two non-blank lines or more and appears exactly
+    once, as whole lines (from a line's start or indentation to a line's end): a fragment inside a
+    longer line (``eta`` in ``beta``) or one generic line (``return None``) proves nothing."""
+    if len([line for line in new.split("\n") if line.strip()]) < 2:
         return None
     found = [Match(offset, offset + len(new)) for offset in find_all(content, new)] or crlf_matches(content, new)
     if len(found) != 1 or not _whole_lines(content, found[0]):

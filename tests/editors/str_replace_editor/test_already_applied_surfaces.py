@@ -17,7 +17,7 @@ from tests.editors.str_replace_editor.test_str_replace_editor_cli import vfs_too
 @pytest.mark.parametrize(
     ("old", "new", "where"),
     [
-        ("    return 1\n", "    return 2\n", "line 2"),  # old_str is gone, new_str is there once
+        ("def f():\n    return 1\n", "def f():\n    return 2\n", "lines 1-2"),  # old_str gone, new_str there once
         ("def f():\n", "def f():\n    # doc\n", "lines 1-2"),  # an insertion: old_str still matches
     ],
 )

@@ -160,6 +160,12 @@ def test_line_number_prefixes_in_a_crlf_file():
     assert text == "a\r\nb\r\nC\r\n"
 
 
+def test_line_number_prefixes_after_indentation_keep_the_lost_indentation_refusal():
+    with pytest.raises(EditNotFound) as info:
+        replace_unique("def f():\n    x = 1\n", "     2  x = 1", "x = 1\ny = 2", path="/w/f")
+    assert "after the line's indentation" in info.value.message
+
+
 def test_line_number_prefixes_with_the_wrong_numbers_are_refused():
     with pytest.raises(EditNotFound) as info:
         replace_unique("a\nb\nc\nd\n", "     7  b\n     8  c", "b\nC", path="/w/f")
@@ -201,9 +207,14 @@ def test_elision_matching_two_gaps_is_refused():
 def test_already_applied_when_old_is_gone_and_new_is_present_as_whole_lines():
     content = "a\nb = 2\nc\n"
     with pytest.raises(AlreadyApplied) as info:
-        replace_unique(content, "b = 1", "b = 2", path="/w/f")
-    assert info.value.message == "this change is already present at line 2; nothing was changed"
+        replace_unique(content, "a\nb = 1", "a\nb = 2", path="/w/f")
+    assert info.value.message == "this change is already present at lines 1-2; nothing was changed"
     assert info.value.code == "FS_ALREADY_APPLIED"
+
+
+def test_one_generic_line_is_not_proof_of_an_earlier_application():
+    with pytest.raises(EditNotFound):
+        replace_unique("a\nb = 2\nc\n", "b = 1", "b = 2", path="/w/f")
 
 
 def test_a_fragment_of_a_line_is_not_already_applied():
