@@ -94,6 +94,11 @@ class Vanished(PreconditionFailed, FileNotFoundError):
     """``if_version`` met nothing at all: the file was deleted since that version was seen."""
 
 
+class BeingWritten(PreconditionFailed):
+    """The file still holds the version, but another process has it open for writing: replacing
+    it now would orphan what that process writes next, so the write or delete is refused."""
+
+
 class TooBig(OSError):
     """``read`` met a file larger than its ``limit``; ``size`` is what the stat said."""
 

@@ -13,10 +13,10 @@ Imported by ``vfs apply``: no imports beyond ``vfs`` at module level (``json`` o
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import vfs
-from editors._record import FrozenRecord
 
 ERROR_PREFIX = "Error: "
 
@@ -27,28 +27,18 @@ class AnsweredCall(Protocol):
     def reply(self, result: ToolResult) -> dict[str, Any]: ...
 
 
-class ToolResult(FrozenRecord):
+@dataclass(frozen=True)
+class ToolResult:
     """``text`` for the model; ``is_error`` and a stable ``code`` on failure; optional ``data``;
     ``call``: the provider call it answers (:meth:`message` replies in that provider's format)."""
 
-    __match_args__ = ("text", "is_error", "code", "data", "call")
     text: str
-    is_error: bool
-    code: str | None
-    data: Mapping[str, Any] | None
-    call: AnsweredCall | None  # the provider call this answers (set by handle_tool_call)
+    is_error: bool = False
+    code: str | None = None
+    data: Mapping[str, Any] | None = None
+    call: AnsweredCall | None = None  # the provider call this answers (set by handle_tool_call)
 
-    def __init__(
-        self,
-        text: str,
-        is_error: bool = False,
-        code: str | None = None,
-        data: Mapping[str, Any] | None = None,
-        call: AnsweredCall | None = None,
-    ) -> None:
-        self._init(text=text, is_error=is_error, code=code, data=data, call=call)
-
-    def __hash__(self) -> int:  # type: ignore[override]  # data is a mapping: hash what identifies the answer
+    def __hash__(self) -> int:  # data is a mapping: hash what identifies the answer
         return hash((self.text, self.is_error, self.code))
 
     def to_dict(self) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from backends import open_backend
 from backends.base import (
     Backend,
     BatchBackend,
+    BeingWritten,
     DeleteItem,
     EscapesRoot,
     FileInfo,
@@ -69,6 +70,12 @@ def _conflict(exc: PreconditionFailed, path: str, action: str) -> VfsError:
         return StaleVersion(f'cannot write "{path}": it was created by someone else meanwhile', path=path)
     if isinstance(exc, Vanished):
         return StaleVersion(f'cannot {action} "{path}": file no longer exists', path=path)
+    if isinstance(exc, BeingWritten):
+        return StaleVersion(
+            f'cannot {action} "{path}": another process has it open for writing (a replace now would'
+            " lose what it writes next); try again once it is closed",
+            path=path,
+        )
     return StaleVersion(f'cannot {action} "{path}": file changed since it was read', path=path)
 
 

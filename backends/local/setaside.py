@@ -10,6 +10,16 @@ exchange puts it back (again never clobbering: whatever is at the name then come
 and the write is refused. A delete renames the target to a vfs-only name, checks it there, and
 links it back (``link(2)``: never over a file that appeared meanwhile) if it fails the check.
 
+A writer that opened the old file *before* the swap still holds it: what it writes after the
+check would land in an inode nobody can see any more. So before the check, the set-aside file is
+probed for writers with a read lease (``F_SETLEASE``, which the kernel refuses while any process
+holds the file open for writing): a file someone has open for writing goes back and the write is
+refused ("being written"); a file nobody has open for writing can never be written again (its only
+name is vfs's private one), so the check that follows is final. Where leases are unavailable (a
+file of another owner without CAP_LEASE, a filesystem without leases) the check stands alone and
+bytes written through an old handle after it are kept as below when seen, else lost: the limit of
+POSIX rename, stated in the README.
+
 Bytes that cannot go back to the name without displacing something newer (two writers within
 microseconds) are kept as ``.vfs-kept-<32 hex>-<name>``: visible, never swept. After a crash,
 every vfs-only name left here is a temp name, swept by recovery; the journal restores the rest.
@@ -19,11 +29,13 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import os
+import signal
 import sys
 from collections.abc import Callable
 
-from backends.base import PreconditionFailed, Vanished
+from backends.base import BeingWritten, PreconditionFailed, Vanished
 from backends.local.containment import Directory
 from backends.local.publish import discard, fresh_temp_name
 
@@ -73,7 +85,9 @@ def replace_checked(
     ``old`` holds open (with its stat when it was checked) and ``same`` accepts it, else swap
     back and raise ``PreconditionFailed``."""
     held, checked = old
-    _still_there(directory, name, key, checked)
+    if has_writers(held):  # refused before the swap: a refused write is never visible at all
+        raise BeingWritten(errno.ESTALE, _WHY[BeingWritten], key)
+    _still_there(directory, name, key, checked)  # the last step before the swap: keep it next to it
     ours = directory.lstat(tmp)
     try:
         _swap_in_and_check(directory, tmp, name, key, held, same, ours)
@@ -94,15 +108,41 @@ def _swap_in_and_check(
         exchange(directory, tmp, name)
     except FileNotFoundError:
         raise Vanished(errno.ENOENT, "no longer exists", key) from None
-    # From here ``tmp`` names the old file; ``name`` holds ours.
+    # From here ``tmp`` names the old file; ``name`` holds ours, visible: every step until a swap
+    # back is as short as it can be. A write through an old handle after the check is seen by
+    # ``_retire``'s second look; after the probe there can be none.
     seen = _verify(directory, tmp, held, same)
     if seen is None:
         raise _swap_back(directory, tmp, name, key, ours)
+    if has_writers(held):
+        raise _swap_back(directory, tmp, name, key, ours, error=BeingWritten)
     _retire(directory, tmp, name, held, seen)
+
+
+def has_writers(held: int) -> bool:
+    """Whether any process holds the file open for writing (``held`` is a read-only handle on it).
+    A read lease is refused with EAGAIN exactly then; it is dropped at once, so a later open of the
+    file (after a swap back) never has to break it. ``False`` also where leases are unavailable.
+
+    An open for writing in the microseconds the lease is held breaks it, and the kernel signals
+    the holder: SIGIO by default, which would end the process, so the handle's signal is set to
+    SIGURG first (ignored unless the program asked for it)."""
+    try:
+        fcntl.fcntl(held, _F_SETSIG, signal.SIGURG)
+        fcntl.fcntl(held, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+    except OSError as exc:
+        return exc.errno in (errno.EAGAIN, errno.EBUSY)
+    fcntl.fcntl(held, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+    return False
+
+
+_F_SETSIG = getattr(fcntl, "F_SETSIG", 10)  # Linux's value, for a Python built without the name
 
 
 def delete_checked(directory: Directory, name: str, key: str, held: int, same: Check) -> None:
     """Delete ``name`` only if it still is the file ``held`` open and ``same`` accepts it."""
+    if has_writers(held):  # refused while the name is still there
+        raise BeingWritten(errno.ESTALE, _WHY[BeingWritten], key)
     aside = fresh_temp_name()
     try:
         try:
@@ -110,7 +150,11 @@ def delete_checked(directory: Directory, name: str, key: str, held: int, same: C
         except FileNotFoundError:
             raise Vanished(errno.ENOENT, "no longer exists", key) from None
         seen = _verify(directory, aside, held, same)
-        if seen is None or _changed(held, seen):
+        if seen is None:
+            raise _link_back(directory, aside, name, key)
+        if has_writers(held):
+            raise _link_back(directory, aside, name, key, error=BeingWritten)
+        if _changed(held, seen):
             raise _link_back(directory, aside, name, key)
         directory.unlink(aside)
     except PreconditionFailed:
@@ -171,26 +215,38 @@ def _retire(directory: Directory, aside: str, name: str, held: int, seen: os.sta
         directory.unlink(aside)
 
 
-def _swap_back(directory: Directory, aside: str, name: str, key: str, ours: os.stat_result) -> PreconditionFailed:
+def _swap_back(
+    directory: Directory,
+    aside: str,
+    name: str,
+    key: str,
+    ours: os.stat_result,
+    error: type[PreconditionFailed] = PreconditionFailed,
+) -> PreconditionFailed:
     """Put the old file back at ``name``; whatever is there comes out: ours, as staged, is
     dropped; anything else (someone's write in the microseconds since) is kept. The error to raise."""
     exchange(directory, aside, name)
     out = directory.lstat(aside)
     if (out.st_dev, out.st_ino, out.st_size) == (ours.st_dev, ours.st_ino, ours.st_size):
         discard(directory, aside)
-        return PreconditionFailed(errno.ESTALE, "changed since it was read", key)
+        return error(errno.ESTALE, _WHY[error], key)
     kept = _kept_name(name)
     directory.replace(aside, kept)
-    return PreconditionFailed(errno.ESTALE, f"changed since it was read (a newer version is kept as {kept})", key)
+    return error(errno.ESTALE, f"{_WHY[error]} (a newer version is kept as {kept})", key)
 
 
-def _link_back(directory: Directory, aside: str, name: str, key: str) -> PreconditionFailed:
+def _link_back(
+    directory: Directory, aside: str, name: str, key: str, error: type[PreconditionFailed] = PreconditionFailed
+) -> PreconditionFailed:
     """Return the set-aside file to ``name`` without replacing what appeared there meanwhile."""
     try:
         directory.link(aside, name)
     except FileExistsError:
         kept = _kept_name(name)
         directory.replace(aside, kept)
-        return PreconditionFailed(errno.ESTALE, f"changed since it was read (its other version is kept as {kept})", key)
+        return error(errno.ESTALE, f"{_WHY[error]} (its other version is kept as {kept})", key)
     directory.unlink(aside)
-    return PreconditionFailed(errno.ESTALE, "changed since it was read", key)
+    return error(errno.ESTALE, _WHY[error], key)
+
+
+_WHY = {PreconditionFailed: "changed since it was read", BeingWritten: "open for writing by another process"}

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Literal
 
-from editors._record import FrozenRecord
 from editors.apply_patch.errors import (
     PatchDeleteFailed,
     PatchEmpty,
@@ -37,43 +37,29 @@ SUCCESS_HEADER = "Success. Updated the following files:"
 NO_FILES_MODIFIED = "No files were modified."
 
 
-class Step(FrozenRecord):
+@dataclass(frozen=True)
+class Step:
     """One operation of the plan, in patch order. Paths are resolved; ``display`` as written.
 
     ``move``: ``path`` is renamed to ``dest`` and ``dest`` then holds ``data``.
     """
 
-    __match_args__ = ("kind", "path", "display", "data", "dest", "dest_display")
     kind: Literal["add", "update", "delete", "move"]
     path: str
     display: str
-    data: bytes | None
-    dest: str | None
-    dest_display: str | None
-
-    def __init__(
-        self,
-        kind: Literal["add", "update", "delete", "move"],
-        path: str,
-        display: str,
-        data: bytes | None = None,
-        dest: str | None = None,
-        dest_display: str | None = None,
-    ) -> None:
-        self._init(kind=kind, path=path, display=display, data=data, dest=dest, dest_display=dest_display)
+    data: bytes | None = None
+    dest: str | None = None
+    dest_display: str | None = None
 
 
-class FileChange(FrozenRecord):
+@dataclass(frozen=True)
+class FileChange:
     """The net effect of the patch on one file: ``before`` / ``after`` bytes (``None``: absent)."""
 
-    __match_args__ = ("path", "display", "before", "after")
     path: str
     display: str
     before: bytes | None
     after: bytes | None
-
-    def __init__(self, path: str, display: str, before: bytes | None, after: bytes | None) -> None:
-        self._init(path=path, display=display, before=before, after=after)
 
     @property
     def action(self) -> Literal["add", "update", "delete"]:
@@ -82,23 +68,13 @@ class FileChange(FrozenRecord):
         return "delete" if self.after is None else "update"
 
 
-class PatchPlan(FrozenRecord):
-    __match_args__ = ("steps", "changes", "added", "modified", "deleted")
+@dataclass(frozen=True)
+class PatchPlan:
     steps: tuple[Step, ...]
     changes: tuple[FileChange, ...]
     added: tuple[str, ...]
     modified: tuple[str, ...]
     deleted: tuple[str, ...]
-
-    def __init__(
-        self,
-        steps: tuple[Step, ...],
-        changes: tuple[FileChange, ...],
-        added: tuple[str, ...],
-        modified: tuple[str, ...],
-        deleted: tuple[str, ...],
-    ) -> None:
-        self._init(steps=steps, changes=changes, added=added, modified=modified, deleted=deleted)
 
     @property
     def summary(self) -> str:

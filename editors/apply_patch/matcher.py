@@ -25,8 +25,8 @@ line (ignored for matching, kept in the output).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from editors._record import Record
 from editors.apply_patch.errors import PatchContextNotFound, PatchLinesNotFound
 from editors.apply_patch.parser import Chunk, rust_trim, rust_trim_end
 
@@ -61,16 +61,14 @@ PASSES: tuple[Callable[[str], str], ...] = (_identity, rust_trim_end, rust_trim,
 Replacement = tuple[int, int, list[str]]
 
 
-class SourceText(Record):
+@dataclass
+class SourceText:
     """A text file as lines: ``texts[i]`` + ``endings[i]`` (``""`` only for an unterminated last line)."""
 
-    __match_args__ = ("texts", "endings", "preferred", "bom")
-
-    def __init__(self, texts: list[str], endings: list[str], preferred: str = "\n", bom: bool = False) -> None:
-        self.texts = texts
-        self.endings = endings
-        self.preferred = preferred
-        self.bom = bom
+    texts: list[str]
+    endings: list[str]
+    preferred: str = "\n"
+    bom: bool = False
 
     @classmethod
     def parse(cls, text: str) -> SourceText:

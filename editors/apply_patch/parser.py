@@ -12,7 +12,8 @@ one with ``Unexpected line found in update hunk: '@@ ...'``).
 
 from __future__ import annotations
 
-from editors._record import Record
+from dataclasses import dataclass, field
+
 from editors.apply_patch.errors import PatchParseError
 
 # Rust's char::is_whitespace: the Unicode White_Space property. Python's str.strip() also strips
@@ -70,7 +71,8 @@ def rust_lines(text: str) -> list[str]:
     ]
 
 
-class Chunk(Record):
+@dataclass
+class Chunk:
     """One ``@@`` section of an update: find ``old_lines`` (after the anchors), put ``new_lines``.
 
     ``change_context`` is Codex's single anchor; ``extra_contexts`` holds further anchors given on
@@ -78,32 +80,14 @@ class Chunk(Record):
     Context lines are in both ``old_lines`` and ``new_lines``.
     """
 
-    __match_args__ = (
-        "change_context",
-        "old_lines",
-        "new_lines",
-        "is_end_of_file",
-        "extra_contexts",
-        "context_line_indices",
-    )
-
-    def __init__(
-        self,
-        change_context: str | None = None,
-        old_lines: list[str] | None = None,
-        new_lines: list[str] | None = None,
-        is_end_of_file: bool = False,
-        extra_contexts: list[str] | None = None,
-        context_line_indices: list[tuple[int, int]] | None = None,
-    ) -> None:
-        self.change_context = change_context
-        self.old_lines: list[str] = [] if old_lines is None else old_lines
-        self.new_lines: list[str] = [] if new_lines is None else new_lines
-        self.is_end_of_file = is_end_of_file
-        self.extra_contexts: list[str] = [] if extra_contexts is None else extra_contexts
-        # (index in old_lines, index in new_lines) of each line parsed as context (` ` or empty):
-        # context lines are never rewritten, so their exact bytes and line endings survive.
-        self.context_line_indices: list[tuple[int, int]] = [] if context_line_indices is None else context_line_indices
+    change_context: str | None = None
+    old_lines: list[str] = field(default_factory=list)
+    new_lines: list[str] = field(default_factory=list)
+    is_end_of_file: bool = False
+    extra_contexts: list[str] = field(default_factory=list)
+    # (index in old_lines, index in new_lines) of each line parsed as context (` ` or empty):
+    # context lines are never rewritten, so their exact bytes and line endings survive.
+    context_line_indices: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def contexts(self) -> list[str]:
@@ -127,42 +111,34 @@ class Chunk(Record):
         return not self.old_lines and not self.new_lines
 
 
-class AddFile(Record):
-    __match_args__ = ("path", "contents")
-
-    def __init__(self, path: str, contents: str = "") -> None:
-        self.path = path
-        self.contents = contents
+@dataclass
+class AddFile:
+    path: str
+    contents: str = ""
 
 
-class DeleteFile(Record):
-    __match_args__ = ("path",)
-
-    def __init__(self, path: str) -> None:
-        self.path = path
+@dataclass
+class DeleteFile:
+    path: str
 
 
-class UpdateFile(Record):
-    __match_args__ = ("path", "move_path", "chunks")
-
-    def __init__(self, path: str, move_path: str | None = None, chunks: list[Chunk] | None = None) -> None:
-        self.path = path
-        self.move_path = move_path
-        self.chunks: list[Chunk] = [] if chunks is None else chunks
+@dataclass
+class UpdateFile:
+    path: str
+    move_path: str | None = None
+    chunks: list[Chunk] = field(default_factory=list)
 
 
 Hunk = AddFile | DeleteFile | UpdateFile
 
 
-class Patch(Record):
+@dataclass
+class Patch:
     """A parsed patch: its hunks in order, the optional environment id, the normalised text."""
 
-    __match_args__ = ("hunks", "environment_id", "text")
-
-    def __init__(self, hunks: list[Hunk], environment_id: str | None = None, text: str = "") -> None:
-        self.hunks = hunks
-        self.environment_id = environment_id
-        self.text = text
+    hunks: list[Hunk]
+    environment_id: str | None = None
+    text: str = ""
 
 
 def _check_boundaries(lines: list[str]) -> None:

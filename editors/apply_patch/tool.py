@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import vfs
-from editors._record import FrozenRecord
 from editors.apply_patch.applier import FileChange, PatchPlan, Step, plan_patch
 from editors.apply_patch.errors import PatchInvalidInput, PatchWriteFailed
 from editors.apply_patch.matcher import SourceText
@@ -24,7 +24,8 @@ TRANSACTION_LABEL = "apply_patch"
 INPUT_DESCRIPTION = "The entire contents of the apply_patch command"
 
 
-class ApplyResult(FrozenRecord):
+@dataclass(frozen=True)
+class ApplyResult:
     """What a successful patch did.
 
     ``summary`` is Codex's stdout (``Success. Updated the following files: ...``); ``changes`` the
@@ -33,22 +34,11 @@ class ApplyResult(FrozenRecord):
     dry run), so a caller keeping a session can record what the patch wrote.
     """
 
-    __match_args__ = ("summary", "changes", "diff", "commit", "environment_id")
     summary: str
     changes: tuple[FileChange, ...]
-    diff: str | None
-    commit: vfs.CommitResult | None
-    environment_id: str | None
-
-    def __init__(
-        self,
-        summary: str,
-        changes: tuple[FileChange, ...],
-        diff: str | None = None,
-        commit: vfs.CommitResult | None = None,
-        environment_id: str | None = None,
-    ) -> None:
-        self._init(summary=summary, changes=changes, diff=diff, commit=commit, environment_id=environment_id)
+    diff: str | None = None
+    commit: vfs.CommitResult | None = None
+    environment_id: str | None = None
 
     @property
     def txid(self) -> str | None:

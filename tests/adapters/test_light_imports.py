@@ -48,6 +48,7 @@ NEVER = (
 ALLOWED_STDLIB = {
     "__future__",
     "collections.abc",
+    "dataclasses",  # the one system of value classes; `import vfs` has loaded it already
     "functools",
     "gc",
     "importlib",
