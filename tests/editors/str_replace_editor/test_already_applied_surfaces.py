@@ -30,7 +30,7 @@ def test_cli_str_replace_sent_twice_is_already_applied(tmp_path: Path, old: str,
     second = vfs_tool("str_replace_editor", "--root", str(tmp_path), call)
     assert second.returncode == 1
     assert second.stdout == f"Error: this change is already present at {where}; nothing was changed\n".encode()
-    assert second.stderr == b"code: FS_ALREADY_APPLIED\n"
+    assert second.stderr == b"vfs tool: call failed [FS_ALREADY_APPLIED]\n"
     assert (tmp_path / "a.py").read_bytes() == after
 
 
