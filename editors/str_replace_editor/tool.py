@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import vfs
+from editors.diffcard import FileEdit, call_data, location, region_hunk, whole_file
 from editors.result import ToolResult, error_result, unexpected_result
 from editors.str_replace_editor import edits, listing, render
 from editors.str_replace_editor.args import (
@@ -73,7 +74,7 @@ class StrReplaceEditor:
     def run(self, args: Any) -> ToolResult:
         """Run one call; never raises for anything the model or the filesystem did."""
         try:
-            return ToolResult(self._dispatch(args))
+            return self._dispatch(args)
         except vfs.VfsError as exc:
             return error_result(exc)
         except Exception as exc:  # noqa: BLE001 - a tool call must never surface a traceback
@@ -81,7 +82,7 @@ class StrReplaceEditor:
 
     __call__ = run
 
-    def _dispatch(self, raw: Any) -> str:
+    def _dispatch(self, raw: Any) -> ToolResult:
         try:
             args = parse_args(raw, enable_undo=self.config.enable_undo)
         except ArgumentError as exc:
@@ -146,7 +147,7 @@ class StrReplaceEditor:
 
     # -- view ---------------------------------------------------------------------------------
 
-    def _view(self, path: str, view_range: list[int] | None) -> str:
+    def _view(self, path: str, view_range: list[int] | None) -> ToolResult:
         stat = self._stat(path, record=True)
         if stat is None:
             raise self._missing(path)
@@ -156,7 +157,8 @@ class StrReplaceEditor:
                     "The `view_range` parameter is not allowed when `path` points to a directory.", path=path
                 )
             rows = listing.collect(path, self.workspace.list)
-            return listing.render_listing(path, rows, max_output_chars=self.config.max_output_chars)
+            text = listing.render_listing(path, rows, max_output_chars=self.config.max_output_chars)
+            return ToolResult(text, data=call_data(TOOL_NAME, "view", locations=[location(path, None, None)]))
         if stat.kind != "file":
             raise vfs.NotRegularFile(f'cannot view "{path}": not a regular file or directory', path=path)
         try:
@@ -164,11 +166,15 @@ class StrReplaceEditor:
         except vfs.NotFound:
             raise self._missing(path) from None
         text = vfs.decode_text(read.data, path)
-        return render.render_file_view(path, text, view_range, max_output_chars=self.config.max_output_chars)
+        shown = render.render_file_view(path, text, view_range, max_output_chars=self.config.max_output_chars)
+        n_lines = text.count("\n") + 1
+        first, last = (1, n_lines) if view_range is None else render.check_view_range(view_range, n_lines)
+        data = call_data(TOOL_NAME, "view", locations=[location(path, first, last)])
+        return ToolResult(shown, data=data)
 
     # -- create -------------------------------------------------------------------------------
 
-    def _create(self, path: str, file_text: str) -> str:
+    def _create(self, path: str, file_text: str) -> ToolResult:
         exists = vfs.Exists(
             f"File already exists at: {path}. Cannot overwrite files using command `create`.", path=path
         )
@@ -183,7 +189,8 @@ class StrReplaceEditor:
         except (vfs.Exists, vfs.StaleVersion):
             raise exists from None
         self._record(path, tx.result)
-        return f"New file created successfully at: {path}"
+        text = f"New file created successfully at: {path}"
+        return self._result(text, "create", tx.result, whole_file(path, path, None, data))
 
     # -- edits --------------------------------------------------------------------------------
 
@@ -201,7 +208,7 @@ class StrReplaceEditor:
             raise self._missing(path)
         return intent
 
-    def _edit(self, path: str, command: str, verb: str, change: Callable[[str], str]) -> str:
+    def _edit(self, path: str, command: str, verb: str, change: Callable[[str], str]) -> ToolResult:
         """Read, change (``change(text) -> text``), write: one transaction, guarded by version."""
         intent = self._edit_target(path, verb)
         try:
@@ -228,9 +235,10 @@ class StrReplaceEditor:
             reason = "file no longer exists" if gone else "file changed since it was read"
             raise vfs.StaleVersion(f'cannot write "{path}": {reason}', path=path) from None
         self._record(path, tx.result)
-        return f"The file {path} has been edited successfully."
+        edit = FileEdit(path, path, read.data, data, tuple(region_hunk(read.data, data)))
+        return self._result(f"The file {path} has been edited successfully.", command, tx.result, edit)
 
-    def _str_replace(self, path: str, args: EditorArgs) -> str:
+    def _str_replace(self, path: str, args: EditorArgs) -> ToolResult:
         assert args.old_str is not None
         old, new = args.old_str, args.replacement
         _encode(new, "new_str")
@@ -240,7 +248,7 @@ class StrReplaceEditor:
 
         return self._edit(path, "str_replace", "edit", change)
 
-    def _insert(self, path: str, args: EditorArgs) -> str:
+    def _insert(self, path: str, args: EditorArgs) -> ToolResult:
         assert args.insert_line is not None and args.new_str is not None
         line, new = args.insert_line, args.new_str
         _encode(new, "new_str")
@@ -252,7 +260,7 @@ class StrReplaceEditor:
 
     # -- undo_edit ----------------------------------------------------------------------------
 
-    def _undo(self, path: str) -> str:
+    def _undo(self, path: str) -> ToolResult:
         """Revert the newest transaction if it changed ``path`` and nothing else (**Ours**)."""
         entries = self.workspace.log(limit=1)
         files = [c for c in entries[0].changes if c.action != "mkdir"] if entries else []
@@ -266,18 +274,40 @@ class StrReplaceEditor:
         known = observed.version if observed is not None and observed.state == "present" else None
         if known is not None and not self.workspace.is_current(path, known):
             raise vfs.StaleVersion(f'cannot write "{path}": file changed since it was read', path=path)
+        before = self._content(path)
         try:
             self.workspace.undo()
         except vfs.StaleVersion:
             raise vfs.StaleVersion(
                 f"cannot undo the last edit of {path}: the file changed after that edit", path=path
             ) from None
+        stat = self._stat(path, record=False)
+        version = stat.version if stat is not None and stat.kind == "file" else None
         if self.session is not None:
-            stat = self._stat(path, record=False)
-            self.session.observe(path, stat.version if stat is not None and stat.kind == "file" else None)
-        return f"Last edit to {path} undone successfully."
+            self.session.observe(path, version)
+        after = self._content(path)
+        edit = FileEdit(path, path, before, after, tuple(region_hunk(before or b"", after or b"")))
+        if before is None or after is None:
+            edit = whole_file(path, path, before, after)
+        data = call_data(TOOL_NAME, "undo_edit", [edit], versions={path: version} if version else None)
+        return ToolResult(f"Last edit to {path} undone successfully.", data=data)
+
+    def _content(self, path: str) -> bytes | None:
+        try:
+            return self.workspace.read(path).data
+        except (vfs.NotFound, vfs.NotRegularFile, vfs.IsADirectory):
+            return None
 
     # -- bookkeeping --------------------------------------------------------------------------
+
+    @staticmethod
+    def _result(text: str, command: str, commit: vfs.CommitResult | None, edit: FileEdit) -> ToolResult:
+        """A write's result: the model's text, and the file's card beside it."""
+        versions = dict(commit.versions) if commit is not None else {}
+        if edit.path not in versions and len(versions) == 1:  # written through a symlink: the target's key
+            versions = {edit.path: next(iter(versions.values()))}
+        txid = commit.txid if commit is not None else None
+        return ToolResult(text, data=call_data(TOOL_NAME, command, [edit], versions=versions, txid=txid))
 
     def _record(self, path: str, result: vfs.CommitResult | None) -> None:
         if self.session is None or result is None:
