@@ -329,3 +329,58 @@ def call_data(
         "truncated": any(card["truncated"] for card in files) or len(touched) > MAX_LOCATIONS,
     }
     return data
+
+
+# -- schema ---------------------------------------------------------------------------------------
+
+
+def _nullable(kind: str) -> dict[str, Any]:
+    return {"type": [kind, "null"]}
+
+
+def data_schema() -> dict[str, Any]:
+    """The JSON schema of :func:`call_data`'s value (part of the MCP ``outputSchema``)."""
+    count = {"type": "integer", "minimum": 0}
+    hunk = {
+        "type": "object",
+        "properties": {key: count for key in ("old_start", "old_len", "new_start", "new_len")},
+        "required": ["old_start", "old_len", "new_start", "new_len"],
+        "additionalProperties": False,
+    }
+    card = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "action": {"enum": ["add", "modify", "delete", "move"]},
+            "from": _nullable("string"),
+            "version": _nullable("string"),
+            "diff": {"type": "string", "description": "unified diff, cut at a line when too long (truncated)"},
+            "hunks": {"type": "array", "items": hunk},
+            "hunks_total": count,
+            "truncated": {"type": "boolean"},
+            "note": {"type": "string"},
+        },
+        "required": ["path", "action", "from", "version", "diff", "hunks", "hunks_total", "truncated"],
+        "additionalProperties": False,
+    }
+    place = {
+        "type": "object",
+        "description": "lines start..end (1-based, inclusive) after the call; null: the whole entry",
+        "properties": {"path": {"type": "string"}, "start": _nullable("integer"), "end": _nullable("integer")},
+        "required": ["path", "start", "end"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "tool": {"type": "string"},
+            "command": {"type": "string"},
+            "txid": _nullable("string"),
+            "files": {"type": "array", "items": card},
+            "locations": {"type": "array", "items": place},
+            "locations_total": count,
+            "truncated": {"type": "boolean"},
+        },
+        "required": ["tool", "command", "txid", "files", "locations", "locations_total", "truncated"],
+        "additionalProperties": False,
+    }
