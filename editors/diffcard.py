@@ -298,7 +298,8 @@ def location(path: str, start: int | None, end: int | None) -> dict[str, Any]:
 def _edit_locations(edit: FileEdit) -> list[dict[str, Any]]:
     if edit.after is None:
         return [location(edit.path, None, None)]
-    return [location(edit.path, n + 1, n + max(nl, 1)) for _, _, n, nl in edit.headers()]
+    # the changed lines themselves (a deletion: the line now where they were)
+    return [location(edit.path, n + 1, n + max(nl, 1)) for _, _, n, nl in edit.hunks]
 
 
 def call_data(
