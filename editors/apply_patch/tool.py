@@ -151,12 +151,16 @@ def file_edits(plan: PatchPlan) -> tuple[FileEdit, ...]:
         if move is not None:
             source = by_key[move.path]
             out.append(
-                FileEdit(change.path, change.display, source.before, change.after, move.hunks, move.path, move.display, True)
+                FileEdit(
+                    change.path, change.display, source.before, change.after, move.hunks, move.path, move.display, True
+                )
             )
             continue
         only = steps.get(change.path, [])
         if len(only) == 1 and only[0].kind == "update":
-            out.append(FileEdit(change.path, change.display, change.before, change.after, only[0].hunks, cr_breaks=True))
+            out.append(
+                FileEdit(change.path, change.display, change.before, change.after, only[0].hunks, cr_breaks=True)
+            )
         else:
             out.append(whole_file(change.path, change.display, change.before, change.after))
     return tuple(out)

@@ -190,7 +190,7 @@ class StrReplaceEditor:
             raise exists from None
         self._record(path, tx.result)
         text = f"New file created successfully at: {path}"
-        return self._result(text, "create", tx.result, whole_file(path, path, None, data))
+        return self._result(text, "create", tx.result, whole_file(path, self._display(path), None, data))
 
     # -- edits --------------------------------------------------------------------------------
 
@@ -235,7 +235,7 @@ class StrReplaceEditor:
             reason = "file no longer exists" if gone else "file changed since it was read"
             raise vfs.StaleVersion(f'cannot write "{path}": {reason}', path=path) from None
         self._record(path, tx.result)
-        edit = FileEdit(path, path, read.data, data, tuple(region_hunk(read.data, data)))
+        edit = FileEdit(path, self._display(path), read.data, data, tuple(region_hunk(read.data, data)))
         return self._result(f"The file {path} has been edited successfully.", command, tx.result, edit)
 
     def _str_replace(self, path: str, args: EditorArgs) -> ToolResult:
@@ -286,9 +286,9 @@ class StrReplaceEditor:
         if self.session is not None:
             self.session.observe(path, version)
         after = self._content(path)
-        edit = FileEdit(path, path, before, after, tuple(region_hunk(before or b"", after or b"")))
+        edit = FileEdit(path, self._display(path), before, after, tuple(region_hunk(before or b"", after or b"")))
         if before is None or after is None:
-            edit = whole_file(path, path, before, after)
+            edit = whole_file(path, self._display(path), before, after)
         data = call_data(TOOL_NAME, "undo_edit", [edit], versions={path: version} if version else None)
         return ToolResult(f"Last edit to {path} undone successfully.", data=data)
 
@@ -299,6 +299,11 @@ class StrReplaceEditor:
             return None
 
     # -- bookkeeping --------------------------------------------------------------------------
+
+    def _display(self, path: str) -> str:
+        """``path`` as the diff headers show it: relative to the mount (``a/src/x.py``)."""
+        mount = self.workspace.mount.rstrip("/") + "/"
+        return path[len(mount) :] if path.startswith(mount) else path.lstrip("/")
 
     @staticmethod
     def _result(text: str, command: str, commit: vfs.CommitResult | None, edit: FileEdit) -> ToolResult:
