@@ -29,7 +29,9 @@ MAX_CALL_DIFF_BYTES = 128_000
 MAX_HUNKS = 100  # hunk headers listed per file
 MAX_LOCATIONS = 200  # per call
 NO_NEWLINE = "\\ No newline at end of file\n"
-_BLOCK = 1 << 16
+_BLOCK = 1 << 20
+_SMALL = 1 << 8
+_COMPARE = 1 << 16  # bytes compared at once when looking for the first difference
 
 
 # -- lines of a file, by number, in one forward pass ----------------------------------------------
@@ -67,16 +69,19 @@ class Lines:
         if line < self._line:
             self._line, self._pos = 0, 0
         data, pos, need = self._data, self._pos, line - self._line
+        block = _SMALL  # galloping: blocks double while skipped whole, shrink near the line
         while need > 0 and pos < len(data):
-            end = min(pos + _BLOCK, len(data))
+            end = min(pos + block, len(data))
             breaks = data.count(b"\n", pos, end)
             if breaks < need:
-                need -= breaks
-                pos = end
-                continue
-            while need > 0:
-                pos = data.index(b"\n", pos) + 1
-                need -= 1
+                need, pos, block = need - breaks, end, min(2 * block, _BLOCK)
+            elif block > _SMALL:
+                block //= 8
+            else:
+                break
+        while need > 0 and pos < len(data):  # the last few lines (at most one small block's worth)
+            pos = data.index(b"\n", pos) + 1
+            need -= 1
         self._line, self._pos = line - need, pos
 
     def get(self, start: int, stop: int) -> list[str]:
@@ -84,16 +89,10 @@ class Lines:
         if self._split is not None:
             return self._split[start:stop]
         self._seek(start)
-        data, pos, out = self._data, self._pos, []
-        for _ in range(max(0, stop - start)):
-            if pos >= len(data):
-                break
-            nl = data.find(b"\n", pos)
-            end = len(data) if nl < 0 else nl + 1
-            out.append(data[pos:end].decode("utf-8", errors="replace"))
-            pos = end
-        self._line, self._pos = start + len(out), pos
-        return out
+        begin = self._pos
+        self._seek(max(start, stop))
+        parts = self._data[begin : self._pos].decode("utf-8", errors="replace").split("\n")
+        return [part + "\n" for part in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
 
 
 # -- hunks ----------------------------------------------------------------------------------------
@@ -109,7 +108,7 @@ def _common_prefix(a: bytes, b: bytes, limit: int, *, backward: bool = False) ->
 
     lo = 0
     while lo < limit:
-        hi = min(lo + _BLOCK, limit)
+        hi = min(lo + _COMPARE, limit)
         if same(lo, hi):
             lo = hi
             continue
