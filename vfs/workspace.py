@@ -275,6 +275,8 @@ def open_workspace(
     url, opts = _split_root(root, storage_options)
     backend = connect(url, opts)
     is_local = backend.name == "local"
+    if is_local:
+        _check_local_root(backend.describe(), root)
     if mode == "danger-full-access":
         if not is_local:
             raise Unsupported("danger-full-access is only available on local disk.")
@@ -286,6 +288,17 @@ def open_workspace(
     if mount is None:
         mount = backend.describe() if is_local else DEFAULT_MOUNT
     return Workspace(backend, mount=mount, mode=mode, **options)
+
+
+def _check_local_root(path: str, given: Any) -> None:
+    """A local root is an existing directory: anything else is one coded error (``FS_BAD_ROOT``)
+    naming the root as given, before any of the workspace's own files is looked for."""
+    if os.path.isdir(path):
+        return
+    from vfs.errors import WorkspaceRootInvalid  # here, not above: one import line less to merge
+
+    problem = "is not a directory" if os.path.lexists(path) else "does not exist"
+    raise WorkspaceRootInvalid(f"The workspace root {given} {problem}.", path=str(given))
 
 
 __all__ = ["DEFAULT_MOUNT", "META_DIR", "Workspace", "open_workspace"]

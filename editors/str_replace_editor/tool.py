@@ -27,11 +27,13 @@ from editors.str_replace_editor.args import (
     ArgumentError,
     EditorArgs,
     check_command_args,
+    check_path,
     parse_args,
 )
 from editors.str_replace_editor.config import EditorConfig, make_config
 
 TOOL_NAME = "str_replace_editor"
+PATH_FIRST = frozenset({"view", "str_replace", "undo_edit"})
 
 
 class StrReplaceEditor:
@@ -83,18 +85,15 @@ class StrReplaceEditor:
     __call__ = run
 
     def _dispatch(self, raw: Any) -> ToolResult:
-        try:
-            args = parse_args(raw, enable_undo=self.config.enable_undo)
-        except ArgumentError as exc:
-            if exc.field != "view_range" or not isinstance(raw, Mapping) or raw.get("command") != "view":
-                raise
-            # The reference checks "directory + view_range" before the range itself.
-            rest = {key: value for key, value in raw.items() if key != "view_range"}
-            path = self._path(parse_args(rest, enable_undo=self.config.enable_undo).path)
-            self._refuse_range_on_directory(path)
-            raise
-        args = check_command_args(args)
-        path = self._path(args.path)
+        args = parse_args(raw, enable_undo=self.config.enable_undo)
+        # The DSH editor's order: str_replace (and view) check the path before their parameters;
+        # create and insert check their own required parameters first.
+        if args.command in PATH_FIRST:
+            path = self._path(args.path)
+            args = check_command_args(args)
+        else:
+            args = check_command_args(args)
+            path = self._path(args.path)
         if args.command == "view":
             return self._view(path, args.view_range)
         if args.command == "create":
@@ -110,8 +109,8 @@ class StrReplaceEditor:
     # -- paths --------------------------------------------------------------------------------
 
     def _path(self, path: str) -> str:
-        """The canonical model-facing path; relative paths are refused with a suggestion."""
-        if not path.startswith("/"):
+        """The canonical model-facing path; blank and relative paths are refused (with a suggestion)."""
+        if not check_path(path).startswith("/"):
             suggestion = posixpath.normpath(posixpath.join(self.workspace.mount, path))
             raise vfs.InvalidArgument(
                 f"The path {path} is not an absolute path, it should start with `/`. Maybe you meant {suggestion}?",
@@ -128,12 +127,12 @@ class StrReplaceEditor:
         except vfs.NotFound:
             return None
 
-    def _refuse_range_on_directory(self, path: str) -> None:
-        stat = self._stat(path, record=False)
-        if stat is not None and stat.kind == "directory":
-            raise vfs.InvalidArgument(
-                "The `view_range` parameter is not allowed when `path` points to a directory.", path=path
-            )
+    def _link_kind(self, path: str) -> str:
+        """What a symlink inside the workspace leads to ("other": dangling, or leaving the workspace)."""
+        try:
+            return self.workspace.stat(path).kind
+        except vfs.VfsError:
+            return "other"
 
     @staticmethod
     def _missing(path: str) -> vfs.NotFound:
@@ -156,7 +155,7 @@ class StrReplaceEditor:
                 raise vfs.InvalidArgument(
                     "The `view_range` parameter is not allowed when `path` points to a directory.", path=path
                 )
-            rows = listing.collect(path, self.workspace.list)
+            rows = listing.collect(path, self.workspace.list, self._link_kind)
             text = listing.render_listing(path, rows, max_output_chars=self.config.max_output_chars)
             return ToolResult(text, data=call_data(TOOL_NAME, "view", locations=[location(path, None, None)]))
         if stat.kind != "file":

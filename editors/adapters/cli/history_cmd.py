@@ -30,6 +30,10 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
             metavar="TXID",
             help="set aside a damaged record once you have checked its files (repeatable)",
         )
+    if verb != "log":  # every verb reports as JSON on request (log's --json is above)
+        parser.add_argument(
+            "--json", action="store_true", help='machine-readable output (a failure: {"code", "is_error", "text"})'
+        )
 
 
 def _when(timestamp: float) -> str:
@@ -37,7 +41,7 @@ def _when(timestamp: float) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """A vfs error goes up to the entry point, which shows it (``vfs log: ... (CODE)``, exit 1)."""
+    """A vfs error goes up to the entry point, which shows it (``vfs log: ... [CODE]``, exit 1)."""
     # `recover` reports what it did, so it must not let opening recover silently first
     ws = open_workspace(args, recover_on_open=args.verb != "recover")
     try:
@@ -74,12 +78,16 @@ def _log(ws: vfs.Workspace, args: argparse.Namespace) -> int:
 
 def _redo(ws: vfs.Workspace, args: argparse.Namespace) -> int:
     entry = ws.redo()
+    if args.json:
+        return _print_json({"redone": _entry_json(entry)})
     print(f"Redid: took back {entry.txid}{' (' + entry.label + ')' if entry.label else ''}.")
     return EXIT_OK
 
 
 def _checkpoint(ws: vfs.Workspace, args: argparse.Namespace) -> int:
     mark = ws.checkpoint(args.name)
+    if args.json:
+        return _print_json({"checkpoint": {"name": mark.name, "txid": mark.txid, "created": mark.created}})
     print(f"Checkpoint {mark.name} at {mark.txid or 'the beginning of history'}.")
     return EXIT_OK
 
@@ -88,6 +96,14 @@ def _rewind(ws: vfs.Workspace, args: argparse.Namespace) -> int:
     import difflib
 
     plan = ws.rewind(args.to, dry_run=args.dry_run)
+    if args.json:
+        return _print_json(
+            {
+                "dry_run": bool(args.dry_run),
+                "reverted": [_entry_json(e) for e in plan.reverted],
+                "changes": [{"path": c.path, "undone": _undone(c.before, c.after)} for c in plan.changes],
+            }
+        )
     if not plan.reverted:
         print(f"Nothing to rewind: no transaction after {args.to}.")
         return EXIT_OK
@@ -107,8 +123,30 @@ def _rewind(ws: vfs.Workspace, args: argparse.Namespace) -> int:
 
 def _undo(ws: vfs.Workspace, args: argparse.Namespace) -> int:
     entry = ws.undo()
+    if args.json:
+        undone = [
+            {"path": c.path, "action": c.action, "undone": UNDONE.get(c.action, "reverted")} for c in entry.changes
+        ]
+        return _print_json({"undone": {**_entry_json(entry), "changes": undone}})
     print(f"Undid {entry.txid}{' (' + entry.label + ')' if entry.label else ''}:")
-    _print_changes(entry)
+    for change in entry.changes:  # what undo did to each file, not what the transaction had done
+        print(f"    {UNDONE.get(change.action, 'reverted'):<8} {change.path}")
+    return EXIT_OK
+
+
+# What undoing each action of a transaction does to its path.
+UNDONE = {"add": "removed", "modify": "restored", "delete": "restored", "mkdir": "removed", "rmdir": "restored"}
+
+
+def _undone(before: bytes | None, after: bytes | None) -> str:
+    """What a rewind does to a file (``before``: its bytes now, ``after``: once rewound)."""
+    return "removed" if after is None else "restored"
+
+
+def _print_json(value: object) -> int:
+    from editors.result import dumps
+
+    sys.stdout.write(dumps(value))
     return EXIT_OK
 
 
@@ -119,6 +157,17 @@ def _print_changes(entry: vfs.HistoryEntry) -> None:
 
 def _recover(ws: vfs.Workspace, args: argparse.Namespace) -> int:
     report = ws.recover(discard=args.discard)
+    if args.json:
+        _print_json(
+            {
+                "clean": report.clean,
+                "rolled_back": report.rolled_back,
+                "rolled_forward": report.rolled_forward,
+                "finished": report.finished,
+                "conflicts": report.conflicts,
+            }
+        )
+        return EXIT_OK if report.clean else EXIT_FAILURE
     print(
         f"Recovery: rolled back {len(report.rolled_back)} interrupted commit(s), "
         f"finished {len(report.rolled_forward)}, cleaned up {len(report.finished)} leftover record(s)."

@@ -5,8 +5,8 @@
 
 ``ARGS_JSON`` is the call's arguments as a JSON object, given as the argument or on stdin when
 absent. Success: the tool's result text on stdout (a newline added only if it lacks one), exit 0.
-Failure: ``Error: <message>`` on stdout (apply_patch: its own result text), ``code: FS_...`` on
-stderr, exit 1 (:class:`~editors.adapters.cli.errors.ToolFailed`). Usage errors: exit 2.
+Failure: ``Error: <message>`` on stdout (apply_patch: its own result text), ``vfs tool: call
+failed [CODE]`` on stderr, exit 1 (:class:`~editors.adapters.cli.errors.ToolFailed`). Usage errors: exit 2.
 ``--json``: the whole result (``{"code", "is_error", "text", "data"}``, ``data`` the diff cards
 and locations of :mod:`editors.diffcard`) as JSON on stdout, exit 0, or 1 on a failed call. Each call
 is one-shot (a :class:`~editors.tools.Toolset` without a session): nothing is kept between calls.
@@ -63,7 +63,7 @@ def _read_arguments(args: argparse.Namespace) -> str:
     if args.arguments is not None:
         return str(args.arguments)
     try:
-        data = read_stdin()
+        data = read_stdin(f"vfs tool {args.tool}: reading ARGS_JSON (a JSON object) from stdin")
     except OSError as exc:
         raise CliError(f"cannot read ARGS_JSON from stdin: {exc}") from None
     if not data.strip():

@@ -764,9 +764,17 @@ def test_special_files_and_symlinks_on_local_disk(make_workspace):
     m = ws.mount
     os.symlink(os.path.join(root, "real.txt"), os.path.join(root, "link"))
     os.symlink("/etc", os.path.join(root, "outside"))
+    os.mkdir(os.path.join(root, "sub"))
+    ws.write_bytes(f"{m}/sub/in.txt", b"in\n")
+    os.symlink("sub", os.path.join(root, "sublink"))
+    os.symlink("nowhere", os.path.join(root, "dangling"))
     editor = StrReplaceEditor(ws)
     listing_text = ok(run(editor, command="view", path=m))
-    assert f"?\t{m}/link\n" in listing_text and f"?\t{m}/outside\n" in listing_text
+    # As the DSH editor: a link is shown as what it leads to, children under the link's path;
+    # a link leading out of the workspace or nowhere is `?` (ours: never followed outside).
+    assert f"f\t{m}/link\n" in listing_text and f"?\t{m}/outside\n" in listing_text
+    assert f"d\t{m}/sublink\nf\t{m}/sublink/in.txt\n" in listing_text
+    assert f"?\t{m}/dangling\n" in listing_text
     ok(run(editor, command="view", path=f"{m}/link"))
     ok(run(editor, command="str_replace", path=f"{m}/link", old_str="hi", new_str="ho"))
     ok(run(editor, command="str_replace", path=f"{m}/link", old_str="ho", new_str="hu"))
