@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import Any
 
 import vfs
+from editors.diffcard import FileEdit, call_data, location, region_hunk, whole_file
 from editors.result import ToolResult, error_result, unexpected_result
 from editors.str_replace_editor import edits, listing, render, stale
 from editors.str_replace_editor.args import (
@@ -86,7 +87,7 @@ class StrReplaceEditor:
     def run(self, args: Any) -> ToolResult:
         """Run one call; never raises for anything the model or the filesystem did."""
         try:
-            return ToolResult(self._dispatch(args))
+            return self._dispatch(args)
         except vfs.VfsError as exc:
             return error_result(exc)
         except Exception as exc:  # noqa: BLE001 - a tool call must never surface a traceback
@@ -94,7 +95,7 @@ class StrReplaceEditor:
 
     __call__ = run
 
-    def _dispatch(self, raw: Any) -> str:
+    def _dispatch(self, raw: Any) -> ToolResult:
         args = parse_args(raw, enable_undo=self.config.enable_undo)
         # The DSH editor's order: str_replace (and view) check the path before their parameters;
         # create and insert check their own required parameters first.
@@ -156,7 +157,7 @@ class StrReplaceEditor:
 
     # -- view ---------------------------------------------------------------------------------
 
-    def _view(self, path: str, view_range: list[int] | None) -> str:
+    def _view(self, path: str, view_range: list[int] | None) -> ToolResult:
         stat = self._stat(path, record=True)
         if stat is None:
             raise self._missing(path)
@@ -166,7 +167,8 @@ class StrReplaceEditor:
                     "The `view_range` parameter is not allowed when `path` points to a directory.", path=path
                 )
             rows = listing.collect(path, self.workspace.list, self._link_kind)
-            return listing.render_listing(path, rows, max_output_chars=self.config.max_output_chars)
+            text = listing.render_listing(path, rows, max_output_chars=self.config.max_output_chars)
+            return ToolResult(text, data=call_data(TOOL_NAME, "view", locations=[location(path, None, None)]))
         if stat.kind != "file":
             raise vfs.NotRegularFile(f'cannot view "{path}": not a regular file or directory', path=path)
         try:
@@ -174,11 +176,15 @@ class StrReplaceEditor:
         except vfs.NotFound:
             raise self._missing(path) from None
         text = vfs.decode_text(read.data, path)
-        return render.render_file_view(path, text, view_range, max_output_chars=self.config.max_output_chars)
+        shown = render.render_file_view(path, text, view_range, max_output_chars=self.config.max_output_chars)
+        n_lines = text.count("\n") + 1
+        first, last = (1, n_lines) if view_range is None else render.check_view_range(view_range, n_lines)
+        data = call_data(TOOL_NAME, "view", locations=[location(path, first, last)])
+        return ToolResult(shown, data=data)
 
     # -- create -------------------------------------------------------------------------------
 
-    def _create(self, path: str, file_text: str) -> str:
+    def _create(self, path: str, file_text: str) -> ToolResult:
         exists = vfs.Exists(
             f"File already exists at: {path}. Cannot overwrite files using command `create`.", path=path
         )
@@ -193,7 +199,8 @@ class StrReplaceEditor:
         except (vfs.Exists, vfs.StaleVersion):
             raise exists from None
         self._record(path, tx.result, data)
-        return f"New file created successfully at: {path}"
+        text = f"New file created successfully at: {path}"
+        return self._result(text, "create", tx.result, whole_file(path, self._display(path), None, data))
 
     # -- edits --------------------------------------------------------------------------------
 
@@ -211,7 +218,7 @@ class StrReplaceEditor:
             raise self._missing(path)
         return intent
 
-    def _edit(self, path: str, command: str, verb: str, change: Change, signature: str) -> str:
+    def _edit(self, path: str, command: str, verb: str, change: Change, signature: str) -> ToolResult:
         """Read, change, write: one transaction, guarded by version (see :meth:`_checked_change`)."""
         intent = self._edit_target(path, verb)
         try:
@@ -235,7 +242,8 @@ class StrReplaceEditor:
         if self.session is not None and version is not None:
             self.session.remember_edit(path, vfs.EditMemo(signature, version, edited.line, edited.new_last_line))
         note = f" {edited.note}" if edited.note else ""
-        return f"The file {path} has been edited successfully.{note}"
+        edit = FileEdit(path, self._display(path), read.data, data, tuple(region_hunk(read.data, data)))
+        return self._result(f"The file {path} has been edited successfully.{note}", command, tx.result, edit)
 
     def _checked_change(
         self, path: str, command: str, intent: vfs.Intent, read: vfs.Read, change: Change, signature: str
@@ -300,7 +308,7 @@ class StrReplaceEditor:
             path=path,
         )
 
-    def _str_replace(self, path: str, args: EditorArgs) -> str:
+    def _str_replace(self, path: str, args: EditorArgs) -> ToolResult:
         assert args.old_str is not None
         old, new = args.old_str, args.replacement
         _encode(new, "new_str")
@@ -310,7 +318,7 @@ class StrReplaceEditor:
 
         return self._edit(path, "str_replace", "edit", change, _signature("str_replace", old, new))
 
-    def _insert(self, path: str, args: EditorArgs) -> str:
+    def _insert(self, path: str, args: EditorArgs) -> ToolResult:
         assert args.insert_line is not None and args.new_str is not None
         line, new = args.insert_line, args.new_str
         _encode(new, "new_str")
@@ -322,7 +330,7 @@ class StrReplaceEditor:
 
     # -- undo_edit ----------------------------------------------------------------------------
 
-    def _undo(self, path: str) -> str:
+    def _undo(self, path: str) -> ToolResult:
         """Revert the newest transaction if it changed ``path`` and nothing else (**Ours**)."""
         entries = self.workspace.log(limit=1)
         files = [c for c in entries[0].changes if c.action != "mkdir"] if entries else []
@@ -336,18 +344,45 @@ class StrReplaceEditor:
         known = observed.version if observed is not None and observed.state == "present" else None
         if known is not None and not self.workspace.is_current(path, known):
             raise vfs.StaleVersion(f'cannot write "{path}": file changed since it was read', path=path)
+        before = self._content(path)
         try:
             self.workspace.undo()
         except vfs.StaleVersion:
             raise vfs.StaleVersion(
                 f"cannot undo the last edit of {path}: the file changed after that edit", path=path
             ) from None
+        stat = self._stat(path, record=False)
+        version = stat.version if stat is not None and stat.kind == "file" else None
         if self.session is not None:
-            stat = self._stat(path, record=False)
-            self.session.observe(path, stat.version if stat is not None and stat.kind == "file" else None)
-        return f"Last edit to {path} undone successfully."
+            self.session.observe(path, version)
+        after = self._content(path)
+        edit = FileEdit(path, self._display(path), before, after, tuple(region_hunk(before or b"", after or b"")))
+        if before is None or after is None:
+            edit = whole_file(path, self._display(path), before, after)
+        data = call_data(TOOL_NAME, "undo_edit", [edit], versions={path: version} if version else None)
+        return ToolResult(f"Last edit to {path} undone successfully.", data=data)
+
+    def _content(self, path: str) -> bytes | None:
+        try:
+            return self.workspace.read(path).data
+        except (vfs.NotFound, vfs.NotRegularFile, vfs.IsADirectory):
+            return None
 
     # -- bookkeeping --------------------------------------------------------------------------
+
+    def _display(self, path: str) -> str:
+        """``path`` as the diff headers show it: relative to the mount (``a/src/x.py``)."""
+        mount = self.workspace.mount.rstrip("/") + "/"
+        return path[len(mount) :] if path.startswith(mount) else path.lstrip("/")
+
+    @staticmethod
+    def _result(text: str, command: str, commit: vfs.CommitResult | None, edit: FileEdit) -> ToolResult:
+        """A write's result: the model's text, and the file's card beside it."""
+        versions = dict(commit.versions) if commit is not None else {}
+        if edit.path not in versions and len(versions) == 1:  # written through a symlink: the target's key
+            versions = {edit.path: next(iter(versions.values()))}
+        txid = commit.txid if commit is not None else None
+        return ToolResult(text, data=call_data(TOOL_NAME, command, [edit], versions=versions, txid=txid))
 
     def _record(self, path: str, result: vfs.CommitResult | None, data: bytes | None = None) -> str | None:
         """Observe the version a commit wrote (and keep its bytes as the session's view of it)."""
