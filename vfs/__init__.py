@@ -44,7 +44,7 @@ from vfs.errors import (
 )
 from vfs.history import Pruned, Rewind
 from vfs.paths import META_DIR, MODES
-from vfs.session import Observation, ObservationPolicy, Policy, Session
+from vfs.session import EditMemo, Observation, ObservationPolicy, Policy, Session, ViewMemory
 from vfs.text import decode_text, dominant_newline, encode_text, has_bom
 from vfs.transaction import Transaction
 from vfs.txlog import Checkpoint
@@ -76,6 +76,7 @@ __all__ = [
     "Checkpoint",
     "CommitResult",
     "CorruptMetadata",
+    "EditMemo",
     "EditNotFound",
     "Exists",
     "FileChange",
@@ -110,6 +111,7 @@ __all__ = [
     "Transaction",
     "Unsupported",
     "VfsError",
+    "ViewMemory",
     "Workspace",
     "WorkspaceRootInvalid",
     "code_of",

@@ -27,7 +27,7 @@ from editors.apply_patch.errors import (
     PatchReadFailed,
     PatchWriteFailed,
 )
-from editors.apply_patch.matcher import apply_chunks_bytes
+from editors.apply_patch.matcher import LineHunk, apply_chunks_bytes
 from editors.apply_patch.parser import AddFile, DeleteFile, Patch, UpdateFile
 
 Reader = Callable[[str], "bytes | None"]
@@ -41,7 +41,8 @@ NO_FILES_MODIFIED = "No files were modified."
 class Step:
     """One operation of the plan, in patch order. Paths are resolved; ``display`` as written.
 
-    ``move``: ``path`` is renamed to ``dest`` and ``dest`` then holds ``data``.
+    ``move``: ``path`` is renamed to ``dest`` and ``dest`` then holds ``data``. ``hunks`` (update
+    and move): where the chunks landed in the file as it was before this step (the diff card's source).
     """
 
     kind: Literal["add", "update", "delete", "move"]
@@ -50,6 +51,7 @@ class Step:
     data: bytes | None = None
     dest: str | None = None
     dest_display: str | None = None
+    hunks: tuple[LineHunk, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -232,20 +234,20 @@ def plan_patch(patch: Patch, read: Reader, *, resolve: Resolver | None = None) -
             deleted.append(hunk.path)
         elif isinstance(hunk, UpdateFile):
             key = resolve(hunk.path)
-            data = _updated(files, key, hunk)
+            data, hunks = _updated(files, key, hunk)
             dest_key = resolve(hunk.move_path) if hunk.move_path is not None else None
             if hunk.move_path is None or dest_key == key:
                 # **Ours**: a move onto the file itself is an in-place update (Codex deletes it).
                 _check_writable(files, key, hunk.path)
                 files.set(key, hunk.path, data)
-                steps.append(Step("update", key, hunk.path, data))
+                steps.append(Step("update", key, hunk.path, data, hunks=hunks))
                 modified.append(hunk.move_path if hunk.move_path is not None else hunk.path)
             else:
                 assert dest_key is not None
                 _check_writable(files, dest_key, hunk.move_path)
                 files.set(dest_key, hunk.move_path, data)
                 files.set(key, hunk.path, None)
-                steps.append(Step("move", key, hunk.path, data, dest_key, hunk.move_path))
+                steps.append(Step("move", key, hunk.path, data, dest_key, hunk.move_path, hunks))
                 modified.append(hunk.move_path)
         else:  # pragma: no cover - the parser only makes these three
             raise TypeError(f"unknown hunk {hunk!r}")
@@ -274,7 +276,7 @@ def _under_a_file(files: _Files, key: str) -> bool:
     return False
 
 
-def _updated(files: _Files, key: str, hunk: UpdateFile) -> bytes:
+def _updated(files: _Files, key: str, hunk: UpdateFile) -> tuple[bytes, tuple[LineHunk, ...]]:
     try:
         current = files.get(key, hunk.path)
     except IsADirectoryError:
@@ -289,4 +291,5 @@ def _updated(files: _Files, key: str, hunk: UpdateFile) -> bytes:
         )
     if not current.isascii():  # (an ASCII file is valid UTF-8: no need to decode it to know)
         _decode(current, key)  # Codex's error for a file that is not UTF-8; the text is not kept
-    return apply_chunks_bytes(current, hunk.chunks, key)
+    hunks: list[LineHunk] = []
+    return apply_chunks_bytes(current, hunk.chunks, key, hunks=hunks), tuple(hunks)

@@ -70,6 +70,10 @@ BLOCKS: dict[str, str] = {
     ),
     'export VFS_SERVE_TOKEN="$(python3': "run by tests/adapters/test_mcp_auth.py::test_readme_command_serves_with_a_token",
     "async def main():": RUN,
+    "vfs apply --json --root . --mount /workspace greet.patch": RUN,
+    '"text": "Success. Updated the following files:\\nM app.py\\n",': (
+        "run by tests/adapters/test_readme_commands.py::test_the_structured_result_example_is_what_the_command_prints"
+    ),
     "response = client.responses.create(": (
         "skip: needs a live model (an OpenAI API key and the openai package); compiled here"
     ),
@@ -111,7 +115,8 @@ def test_every_block_is_accounted_for() -> None:
         assert len(keys) == 1, f"README block under '{found.heading}' is not listed once in BLOCKS: {found.code!r}"
     for key in BLOCKS:
         assert sum(key in b.code for b in blocks) == 1, f"no single README block holds {key!r}"
-    assert all(b.lang in ("bash", "python") for b in blocks)
+    assert all(b.lang in ("bash", "python", "json") for b in blocks)
+    assert all(b.lang != "json" or "run by " in BLOCKS[next(k for k in BLOCKS if k in b.code)] for b in blocks)
 
 
 def test_the_blocks_left_to_a_live_model_compile() -> None:
@@ -196,6 +201,29 @@ def test_the_tools_block(tmp_path: Path) -> None:
     assert "Undid " in out and "Recovery: rolled back 0" in out
     assert re.search(r"^vfs \S+$", out, flags=re.M)  # --version
     assert done.stderr == ""
+
+
+def _shape(value: object) -> object:
+    """The keys and nesting of a JSON value (what an example shows), not its values."""
+    if isinstance(value, dict):
+        return {key: _shape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_shape(item) for item in value]
+    return type(value).__name__
+
+
+def test_the_structured_result_example_is_what_the_command_prints(tmp_path: Path) -> None:
+    """The README's JSON is the output of the block above it: same keys, same nesting, and the
+    same values but for the txid and the version, which differ at every run."""
+    import json
+
+    done, _ = run_block(block("vfs apply --json --root . --mount /workspace greet.patch"), tmp_path, tmp_path)
+    printed = json.loads(done.stdout)
+    shown = json.loads(block('"text": "Success. Updated the following files:\\nM app.py\\n",').code)
+    assert _shape(shown) == _shape(printed)
+    for result in (printed, shown):
+        result["data"]["txid"] = result["data"]["files"][0]["version"] = "varies"
+    assert shown == printed
 
 
 def test_the_mcp_client_block(tmp_path: Path) -> None:

@@ -199,6 +199,29 @@ def _dangling_create(d: Difference) -> bool:
     return link.target not in d.case.tree and _err(d.peer, f'cannot write "{path}": not a regular file')
 
 
+def _tolerated(note: str) -> Callable[[Difference], bool]:
+    """The peer finds no verbatim match; ours applies the edit by a tolerant rule and says which."""
+
+    def matches(d: Difference) -> bool:
+        refused = _err(d.peer, "No replacement was performed") and d.peer is not None
+        return refused and d.ours is not None and not d.ours.error and note in d.ours.text
+
+    return matches
+
+
+def _already_applied(d: Difference) -> bool:
+    return d.ours is not None and d.ours.code == "FS_ALREADY_APPLIED" and _err(d.ours, "this change is already present")
+
+
+def _refused_where_peer_applies(code: str, text: str) -> Callable[[Difference], bool]:
+    def matches(d: Difference) -> bool:
+        applied = d.peer is not None and not d.peer.error
+        return applied and d.ours is not None and d.ours.code == code and _err(d.ours) and text in d.ours.text
+
+    return matches
+
+
+TOLERANT = "`old_str` may"
 ALLOWED: list[Allowed] = [
     Allowed("null-is-absent", "`null` is an absent optional argument", _null_refused),
     Allowed("unknown-parameters", "Unknown parameters are refused", _unknown),
@@ -216,6 +239,26 @@ ALLOWED: list[Allowed] = [
     Allowed("parent-is-a-file", "A parent that is a file is named", _parent_file),
     Allowed("links-leaving-root", "Symlinks leading out of the workspace are not followed", _leaving),
     Allowed("create-through-dangling-link", "`create` through a dangling symlink creates its target", _dangling_create),
+    Allowed("trailing-whitespace", f"{TOLERANT} drop trailing whitespace", _tolerated("ignoring trailing whitespace")),
+    Allowed(
+        "indentation",
+        f"{TOLERANT} be indented otherwise (tabs as spaces, lost or shifted indentation)",
+        _tolerated("ignoring indentation"),
+    ),
+    Allowed("unicode-punctuation", f"{TOLERANT} write unicode punctuation as ASCII", _tolerated("vs ASCII")),
+    Allowed("line-numbers", f"{TOLERANT} carry the view's line numbers", _tolerated("line-number prefixes")),
+    Allowed("elision", "An `...` line in `old_str` stands for unchanged lines", _tolerated("the `...` line")),
+    Allowed("already-applied", "An edit sent twice is `FS_ALREADY_APPLIED`", _already_applied),
+    Allowed(
+        "lost-indentation",
+        "A match after a line's indentation is refused when `new_str`'s lines would lose it",
+        _refused_where_peer_applies("FS_EDIT_NOT_FOUND", "after the line's indentation"),
+    ),
+    Allowed(
+        "other-indentation",
+        "A match whose lines also sit elsewhere at another indentation is refused",
+        _refused_where_peer_applies("FS_AMBIGUOUS_EDIT", "at another indentation"),
+    ),
 ]
 
 

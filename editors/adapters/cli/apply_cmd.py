@@ -40,6 +40,9 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
     parser.add_argument("--diff", action="store_true", help="also print a unified diff of the changes")
     parser.add_argument("--dry-run", action="store_true", help="check the patch and show its diff, but change nothing")
     parser.add_argument(
+        "--json", action="store_true", help="print the structured result (summary, diff card per file) as JSON"
+    )
+    parser.add_argument(
         "--color",
         choices=COLORS,
         default="auto",
@@ -63,7 +66,7 @@ _VALUED = {
     "--mode": ("mode", vfs.MODES),
     "--color": ("color", COLORS),
 }
-_FLAGS = {"--diff": "diff", "--dry-run": "dry_run"}
+_FLAGS = {"--diff": "diff", "--dry-run": "dry_run", "--json": "json"}
 
 
 def parse_quick(argv: Sequence[str]) -> SimpleNamespace | None:
@@ -81,6 +84,7 @@ def parse_quick(argv: Sequence[str]) -> SimpleNamespace | None:
         "mode": "workspace-write",
         "diff": False,
         "dry_run": False,
+        "json": False,
         "color": "auto",
         "patch": None,
     }
@@ -219,7 +223,8 @@ def _apply(args: argparse.Namespace | SimpleNamespace, patch: str) -> ApplyResul
     _progress(f"applying patch to {workspace.root} ...")
     failed = True
     try:
-        result = apply_patch(workspace, patch, diff=args.diff or args.dry_run, dry_run=args.dry_run)
+        diff = (args.diff or args.dry_run) and not getattr(args, "json", False)
+        result = apply_patch(workspace, patch, diff=diff, dry_run=args.dry_run)
         failed = False
         return result
     except ApplyPatchError as exc:
@@ -237,13 +242,16 @@ def _apply(args: argparse.Namespace | SimpleNamespace, patch: str) -> ApplyResul
 
 def run(args: argparse.Namespace | SimpleNamespace) -> int:
     result = _apply(args, _read_patch(args))
+    summary = result.summary
     if args.dry_run:  # Codex's summary, reworded so nobody mistakes it for a change made
-        lines = result.summary.split("\n", 1)
-        write(
-            sys.stdout, "Dry run: nothing was changed. The patch would update:\n" + (lines[1] if len(lines) > 1 else "")
-        )
-    else:
-        write(sys.stdout, result.summary)
+        lines = summary.split("\n", 1)
+        summary = "Dry run: nothing was changed. The patch would update:\n" + (lines[1] if len(lines) > 1 else "")
+    if getattr(args, "json", False):
+        from editors.result import ToolResult, dumps
+
+        write(sys.stdout, dumps(ToolResult(summary, data=result.data()).to_dict()))
+        return EXIT_OK
+    write(sys.stdout, summary)
     if result.diff:
         write(sys.stdout, colorize(result.diff) if _use_color(args.color, sys.stdout) else result.diff)
     return EXIT_OK

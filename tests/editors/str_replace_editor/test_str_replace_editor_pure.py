@@ -650,14 +650,15 @@ def test_diagnose_trailing_whitespace():
 
 def test_diagnose_curly_quotes():
     hint = diagnose("say(\u201chello\u201d)\n", 'say("hello")')
-    assert hint.startswith("old_str would match at line 1 if curly and straight quotes were treated alike")
+    assert hint.startswith("old_str would match at line 1 if unicode punctuation were treated as ASCII")
+    assert "curly quotes (U+201C U+201D)" in hint
     assert "\u201chello\u201d" in hint
     assert "old_str has curly quotes" in diagnose("it's\n", "it\u2019s")
 
 
 def test_diagnose_quotes_and_whitespace_together():
     hint = diagnose("x\n  print(\u2018hi\u2019)\n", "print( 'hi' )")
-    assert "at line 2 if whitespace were ignored and curly vs straight quotes were treated alike" in hint
+    assert "at line 2 if whitespace were ignored and unicode punctuation were treated as ASCII" in hint
 
 
 def test_diagnose_trailing_newline_at_end_of_file():
@@ -688,9 +689,9 @@ def test_diagnose_nothing_close():
 
 def test_not_found_error_carries_the_hint():
     with pytest.raises(EditNotFound) as info:
-        replace_unique("\tvalue = 1\n", "    value = 1", "    value = 2", path="/w/f")
+        replace_unique("\tvalue  = 1\n", "\tvalue = 1", "\tvalue = 2", path="/w/f")
     assert info.value.message.startswith(
-        "No replacement was performed, old_str `    value = 1` did not appear verbatim in /w/f. old_str would "
+        "No replacement was performed, old_str `\tvalue = 1` did not appear verbatim in /w/f. old_str would "
         "match at line 1"
     )
 
