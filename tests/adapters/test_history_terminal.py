@@ -1,5 +1,5 @@
-"""The terminal run of ``docs/history-terminal.md`` (a README section): every command of its
-console block runs as written, in a shell, in a directory holding the files the block shows
+"""The README's terminal run of checkpoint, rewind and redo: every command of its console block
+runs as written, in a shell, in a directory holding the files the block shows
 with ``cat``; the output must be the block's, line by line, once transaction ids, times, the
 directory and the history's size (which holds the directory's name) are normalized."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from tests.adapters.support import REPO, cli_env
 
-DOC = REPO / "docs" / "history-terminal.md"
+DOC = REPO / "README.md"
 SHOWN_ROOT = "/home/me/project"
 VOLATILE = [
     (re.compile(r"\d{20}-[0-9a-f]{8}"), "<txid>"),

@@ -71,6 +71,7 @@ BLOCKS: dict[str, str] = {
     'export VFS_SERVE_TOKEN="$(python3': "run by tests/adapters/test_mcp_auth.py::test_readme_command_serves_with_a_token",
     "async def main():": RUN,
     "vfs apply --json --root . --mount /workspace greet.patch": RUN,
+    "$ vfs checkpoint before-agent": "run by tests/adapters/test_history_terminal.py::test_every_command_runs_as_written",
     '"text": "Success. Updated the following files:\\nM app.py\\n",': (
         "run by tests/adapters/test_readme_commands.py::test_the_structured_result_example_is_what_the_command_prints"
     ),
@@ -115,8 +116,8 @@ def test_every_block_is_accounted_for() -> None:
         assert len(keys) == 1, f"README block under '{found.heading}' is not listed once in BLOCKS: {found.code!r}"
     for key in BLOCKS:
         assert sum(key in b.code for b in blocks) == 1, f"no single README block holds {key!r}"
-    assert all(b.lang in ("bash", "python", "json") for b in blocks)
-    assert all(b.lang != "json" or "run by " in BLOCKS[next(k for k in BLOCKS if k in b.code)] for b in blocks)
+    assert all(b.lang in ("bash", "python", "json", "console") for b in blocks)
+    assert all(b.lang not in ("json", "console") or "run by " in BLOCKS[next(k for k in BLOCKS if k in b.code)] for b in blocks)
 
 
 def test_the_blocks_left_to_a_live_model_compile() -> None:
