@@ -17,49 +17,63 @@ def protocol_of(fs: Any) -> str:
     return str(proto if isinstance(proto, str) else proto[0])
 
 
+_COMMON = (
+    "No compare-and-swap: if_version/if_absent are checked right before each write under a lock "
+    "of this process; a writer that bypasses vfs can slip in between the check and the write.",
+)
+
+
 def capabilities_for(protocol: str, is_local: bool) -> Capabilities:
-    common = (
-        "No compare-and-swap: if_version/if_absent are checked right before each write under a lock "
-        "of this process; a writer that bypasses vfs can slip in between the check and the write.",
-    )
     if is_local:
-        return Capabilities(
-            atomic_replace=True,
-            conditional_write=False,
-            exclusive_create=True,
-            durable=True,
-            cross_process_lock=True,
-            real_directories=True,
-            real_mtime=True,
-            modes=False,
-            symlinks=False,
-            lock_can_expire=True,
-            notes=(
-                *common,
-                "Local disk through fsspec: temp file + fsync + rename (create: os.link); versions hash "
-                "the content; file modes are not managed; resolve() refuses keys whose real path "
-                "leaves the root, other symlinks are followed. Prefer the 'local' backend.",
-                LOCK_FILE_NOTE,
-            ),
-        )
+        return _local()
     if protocol == "memory":
-        return Capabilities(
-            atomic_replace=True,
-            conditional_write=False,
-            exclusive_create=False,
-            durable=False,
-            cross_process_lock=False,
-            real_directories=True,
-            real_mtime=False,
-            modes=False,
-            symlinks=False,
-            notes=(
-                *common,
-                "fsspec's memory store lives in this process only; versions hash the content (the "
-                "store mutates files in place without changing ukey/checksum). The commit lock is "
-                "an in-process lock. Prefer the 'memory' backend.",
-            ),
-        )
+        return _memory()
+    return _generic(protocol)
+
+
+def _local() -> Capabilities:
+    return Capabilities(
+        atomic_replace=True,
+        conditional_write=False,
+        exclusive_create=True,
+        durable=True,
+        cross_process_lock=True,
+        real_directories=True,
+        real_mtime=True,
+        modes=False,
+        symlinks=False,
+        lock_can_expire=True,
+        notes=(
+            *_COMMON,
+            "Local disk through fsspec: temp file + fsync + rename (create: os.link); versions hash "
+            "the content; file modes are not managed; resolve() refuses keys whose real path "
+            "leaves the root, other symlinks are followed. Prefer the 'local' backend.",
+            LOCK_FILE_NOTE,
+        ),
+    )
+
+
+def _memory() -> Capabilities:
+    return Capabilities(
+        atomic_replace=True,
+        conditional_write=False,
+        exclusive_create=False,
+        durable=False,
+        cross_process_lock=False,
+        real_directories=True,
+        real_mtime=False,
+        modes=False,
+        symlinks=False,
+        notes=(
+            *_COMMON,
+            "fsspec's memory store lives in this process only; versions hash the content (the "
+            "store mutates files in place without changing ukey/checksum). The commit lock is "
+            "an in-process lock. Prefer the 'memory' backend.",
+        ),
+    )
+
+
+def _generic(protocol: str) -> Capabilities:
     object_store = protocol in OBJECT_STORES
     return Capabilities(
         atomic_replace=object_store,
@@ -73,7 +87,7 @@ def capabilities_for(protocol: str, is_local: bool) -> Capabilities:
         symlinks=False,
         lock_can_expire=True,
         notes=(
-            *common,
+            *_COMMON,
             f"Generic fsspec filesystem {protocol!r}: versions use generation/ETag/md5 when info() "
             "has them, else a content hash; creates use pipe_file(mode='create'), exclusive only if "
             "the implementation makes it so.",
