@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import vfs
+from editors.adapters.cli.errors import is_terminal
 
 if TYPE_CHECKING:
     import argparse
@@ -128,17 +129,10 @@ def _object_store_problem(root: str, exc: vfs.VfsError) -> vfs.VfsError | None:
 def read_stdin(waiting_for: str = "") -> bytes:
     """All of stdin, as bytes (a text stream without a buffer: tests feeding text). On a terminal,
     ``waiting_for`` is said on stderr first, so nobody waits for a command that waits for them."""
-    if waiting_for and _isatty(sys.stdin):
+    if waiting_for and is_terminal(sys.stdin):
         from editors.adapters.cli.errors import write
 
         write(sys.stderr, f"{waiting_for} (end with Ctrl-D; Ctrl-C to cancel)\n")
     stdin = getattr(sys.stdin, "buffer", None)
     return bytes(stdin.read()) if stdin is not None else sys.stdin.read().encode("utf-8")
 
-
-def _isatty(stream: object) -> bool:
-    isatty = getattr(stream, "isatty", None)
-    try:
-        return bool(isatty and isatty())
-    except (OSError, ValueError):
-        return False

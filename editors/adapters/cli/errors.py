@@ -110,7 +110,7 @@ class CodexError(CliError):
     when a program reads it; on a terminal, the human line with its code."""
 
     def format_message(self) -> str:
-        if _isatty(sys.stderr):
+        if is_terminal(sys.stderr):
             return super().format_message()
         return self.message
 
@@ -142,7 +142,8 @@ class ToolFailed(CliError):
         super().show()
 
 
-def _isatty(stream: object) -> bool:
+def is_terminal(stream: object) -> bool:
+    """Whether ``stream`` is a terminal (a closed or odd stream is not)."""
     isatty = getattr(stream, "isatty", None)
     try:
         return bool(isatty and isatty())
