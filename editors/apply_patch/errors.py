@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from vfs.errors import PatchError
+from vfs.errors import AlreadyApplied, PatchError
+
+# (display path, line ranges 1-based inclusive, whether the part is present)
+AlreadyPart = tuple[str, list[tuple[int, int]], bool]
 
 AGENT_PREFIX = "apply_patch verification failed: "
 
@@ -93,6 +96,30 @@ class PatchInvalidInput(ApplyPatchError, ValueError):
         super().__init__(message, agent_message=message)
 
 
+
+
+class PatchIndentationMismatch(ApplyPatchError):
+    """**Ours**: a chunk matched only with other indentation, and no single re-indentation explains it."""
+
+    code = "PATCH_INDENTATION_MISMATCH"
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message, path=path, agent_message=AGENT_PREFIX + message)
+
+
+class PatchAlreadyApplied(ApplyPatchError, AlreadyApplied):
+    """**Ours**: the change (or part of it) is already in the file: a repeat or a retry. Nothing changed.
+
+    ``parts`` lists, per file of the patch, ``(display path, [(first line, last line)], present)``.
+    """
+
+    code = "FS_ALREADY_APPLIED"
+
+    def __init__(self, message: str, *, path: str | None = None, parts: list[AlreadyPart] | None = None) -> None:
+        super().__init__(message, path=path, agent_message=message)
+        self.parts: list[AlreadyPart] = parts or []
+
+
 ALL_PATCH_ERRORS: tuple[type[ApplyPatchError], ...] = (
     PatchParseError,
     PatchEmpty,
@@ -103,4 +130,6 @@ ALL_PATCH_ERRORS: tuple[type[ApplyPatchError], ...] = (
     PatchDeleteFailed,
     PatchWriteFailed,
     PatchInvalidInput,
+    PatchIndentationMismatch,
+    PatchAlreadyApplied,
 )

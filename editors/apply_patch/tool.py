@@ -39,6 +39,7 @@ class ApplyResult:
     diff: str | None = None
     commit: vfs.CommitResult | None = None
     environment_id: str | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def txid(self) -> str | None:
@@ -48,7 +49,9 @@ class ApplyResult:
     def tool_result(self) -> ToolResult:
         """The model's text (Codex's summary), and the transaction and net changes as ``data``."""
         changes = [{"path": change.path, "action": change.action} for change in self.changes]
-        return ToolResult(self.summary, data={"txid": self.txid, "changes": changes})
+        # **Ours**: what a recovery did follows Codex's summary (never in place of it).
+        text = self.summary + "".join(f"Note: {note}\n" for note in self.notes)
+        return ToolResult(text, data={"txid": self.txid, "changes": changes})
 
 
 def _reader(tx: vfs.Transaction) -> Any:
@@ -111,6 +114,7 @@ def apply_patch(
         diff=unified_diff(plan) if diff else None,
         commit=committed,
         environment_id=patch.environment_id,
+        notes=plan.notes,
     )
 
 
