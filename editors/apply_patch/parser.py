@@ -139,6 +139,7 @@ class Patch:
     hunks: list[Hunk]
     environment_id: str | None = None
     text: str = ""
+    notes: list[str] = field(default_factory=list)  # **Ours**: what a leniency of the parser did
 
 
 def _check_boundaries(lines: list[str]) -> None:
@@ -398,7 +399,43 @@ class _Parser:
 
 def parse_patch(text: str) -> Patch:
     """Parse a patch the way Codex does (lenient mode). Raises :class:`PatchParseError`."""
-    lines = patch_lines(text)
+    try:
+        lines = patch_lines(text)
+    except PatchParseError as exc:
+        if exc.reason != LAST_LINE_ERROR:
+            raise
+        return _without_end_marker(text, exc)
     parser = _Parser()
     parser.feed(lines, has_cr="\r" in text)
     return Patch(hunks=parser.hunks, environment_id=parser.environment_id, text="\n".join(lines))
+
+
+def _without_end_marker(text: str, error: PatchParseError) -> Patch:
+    """**Ours**: a patch without ``*** End Patch`` that ends right after a complete hunk.
+
+    Complete means: the text ends with a line break, and the last hunk is a deletion or an update
+    whose last chunk ends with a context line (a model's chunk does; a reply cut off in the middle
+    of its ``+`` / ``-`` lines does not, and is refused rather than half applied).
+    """
+    trimmed = rust_trim(text)
+    if not text.rstrip(" \t").endswith("\n") or not trimmed.startswith(BEGIN_PATCH_MARKER):
+        raise error
+    lines = [*rust_lines(trimmed), END_PATCH_MARKER]
+    parser = _Parser()
+    try:
+        parser.feed(lines, has_cr="\r" in text)
+    except PatchParseError:
+        raise error from None
+    last = parser.hunks[-1] if parser.hunks else None
+    if isinstance(last, UpdateFile) and last.chunks:
+        chunk = last.chunks[-1]
+        complete = chunk.context_line_indices[-1:] == [(len(chunk.old_lines) - 1, len(chunk.new_lines) - 1)]
+    else:
+        complete = isinstance(last, DeleteFile)
+    if not complete:
+        raise PatchParseError(
+            f"{LAST_LINE_ERROR} (the patch ends without it, and its last hunk may be cut short: "
+            "send the whole patch)"
+        )
+    note = "The patch had no '*** End Patch' line; it ended after a complete hunk and was applied as if it had one."
+    return Patch(parser.hunks, parser.environment_id, "\n".join(lines), [note])

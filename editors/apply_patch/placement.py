@@ -117,10 +117,26 @@ class Placer:
         for context in chunk.contexts:
             found = locate(self.lines, [context], start, False, self.index)
             if found is None:
+                found = self._earlier_anchor(context, start)
+            if found is None:
                 self._bad_anchor(chunk, context)
                 return
             start = found[0] + 1
         self.cursor = start
+
+    def _earlier_anchor(self, context: str, start: int) -> tuple[int, int] | None:
+        """An anchor before the previous chunk (chunks out of file order): taken when it is unique."""
+        if not self.regions:
+            return None
+        found = locate(self.lines, [context], 0, False, self.index)
+        if found is None or found[0] >= start:
+            return None
+        if self.index.find([context], found[0] + 1, found[1]) is not None:
+            cli = f"Failed to find context '{context}' in {self.path}"
+            cause = f"The chunks of {self.path} are not in file order, and the @@ line '{context}' occurs more than once."
+            raise PatchContextNotFound(cli, path=self.path, agent_message=f"{AGENT_PREFIX}{cli}\n{cause}")
+        self.notes.append(f"A chunk of {self.path} is before the previous one in the file; applied in file order.")
+        return found
 
     def _bad_anchor(self, chunk: Chunk, context: str) -> None:
         """An ``@@`` line not in the file: ignored when the chunk's own lines say where it goes."""
@@ -269,12 +285,13 @@ class Placer:
         cut = marks[0]
         before, after = chunk.old_lines[:cut], chunk.old_lines[cut + 1 :]
         places = self._elision_places(before, after)
-        if len(places) != 1:
-            found = "at more than one place" if places else "nowhere"
+        if not places:
+            raise _lines_not_found(chunk, self.path, cause + f"; the lines around it (within {MAX_GAP} lines) match nowhere.")
+        if len({_edit_key(chunk, cut, place) for place in places}) > 1:
             raise _lines_not_found(
-                chunk, self.path, cause + f"; the lines around it (within {MAX_GAP} lines) match {found}."
+                chunk, self.path, cause + f"; the lines around it (within {MAX_GAP} lines) match at more than one place."
             )
-        at, gap = places[0]
+        at, gap = places[0]  # any of them: the changed lines land at the same place
         kept = list(self.lines[at + cut : at + cut + gap])
         expanded = _expand(chunk, cut, kept)
         self.notes.append(f"The '...' line in {self.path} stood for {_span(at + cut, at + cut + gap)}, kept.")
@@ -291,7 +308,7 @@ class Placer:
                 tail = at + len(before) + gap
                 if self.lines[tail : tail + len(after)] == after:
                     places.append((at, gap))
-            if len(places) > 1:
+            if len(places) > MAX_CANDIDATES:
                 break
             start = at + 1
         return places
@@ -362,6 +379,20 @@ class Placer:
             f"The chunk matches {self.path} only if whitespace is ignored: {cause}. Nothing was changed.",
             path=self.path,
         )
+
+
+def _edit_key(chunk: Chunk, cut: int, place: tuple[int, int]) -> tuple[int | None, int | None]:
+    """Where a reading of a ``...`` puts the changed lines: readings with one key give one result
+    (the elided lines and the context around them are kept whatever the gap)."""
+    at, gap = place
+    new_cut = dict(chunk.context_line_indices)[cut]
+    context_old = {old for old, _ in chunk.context_line_indices}
+    context_new = {new for _, new in chunk.context_line_indices}
+    removed = [k for k in range(len(chunk.old_lines)) if k not in context_old]
+    added = [k for k in range(len(chunk.new_lines)) if k not in context_new]
+    before = any(k < cut for k in removed) or any(k < new_cut for k in added)
+    after = any(k > cut for k in removed) or any(k > new_cut for k in added)
+    return (at if before else None, at + cut + gap if after else None)
 
 
 def _expand(chunk: Chunk, cut: int, kept: list[str]) -> Chunk:

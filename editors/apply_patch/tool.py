@@ -114,7 +114,7 @@ def apply_patch(
         diff=unified_diff(plan) if diff else None,
         commit=committed,
         environment_id=patch.environment_id,
-        notes=plan.notes,
+        notes=(*patch.notes, *plan.notes),
     )
 
 
