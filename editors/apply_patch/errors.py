@@ -96,8 +96,6 @@ class PatchInvalidInput(ApplyPatchError, ValueError):
         super().__init__(message, agent_message=message)
 
 
-
-
 class PatchIndentationMismatch(ApplyPatchError):
     """**Ours**: a chunk matched only with other indentation, and no single re-indentation explains it."""
 

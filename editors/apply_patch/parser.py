@@ -434,8 +434,7 @@ def _without_end_marker(text: str, error: PatchParseError) -> Patch:
         complete = isinstance(last, DeleteFile)
     if not complete:
         raise PatchParseError(
-            f"{LAST_LINE_ERROR} (the patch ends without it, and its last hunk may be cut short: "
-            "send the whole patch)"
+            f"{LAST_LINE_ERROR} (the patch ends without it, and its last hunk may be cut short: send the whole patch)"
         )
     note = "The patch had no '*** End Patch' line; it ended after a complete hunk and was applied as if it had one."
     return Patch(parser.hunks, parser.environment_id, "\n".join(lines), [note])

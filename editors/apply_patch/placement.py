@@ -133,14 +133,20 @@ class Placer:
             return None
         if self.index.find([context], found[0] + 1, found[1]) is not None:
             cli = f"Failed to find context '{context}' in {self.path}"
-            cause = f"The chunks of {self.path} are not in file order, and the @@ line '{context}' occurs more than once."
+            cause = (
+                f"The chunks of {self.path} are not in file order, and the @@ line '{context}' occurs more than once."
+            )
             raise PatchContextNotFound(cli, path=self.path, agent_message=f"{AGENT_PREFIX}{cli}\n{cause}")
         self.notes.append(f"A chunk of {self.path} is before the previous one in the file; applied in file order.")
         return found
 
     def _bad_anchor(self, chunk: Chunk, context: str) -> None:
         """An ``@@`` line not in the file: ignored when the chunk's own lines say where it goes."""
-        if chunk.old_lines and self._exact_count(chunk.old_lines, self.cursor) == 1 and self._exact_count(chunk.old_lines, 0) == 1:
+        if (
+            chunk.old_lines
+            and self._exact_count(chunk.old_lines, self.cursor) == 1
+            and self._exact_count(chunk.old_lines, 0) == 1
+        ):
             self.notes.append(f"The @@ line '{context}' is not in {self.path}; the chunk's lines matched once, there.")
             return
         cli = f"Failed to find context '{context}' in {self.path}"
@@ -179,9 +185,7 @@ class Placer:
             if old_context >= len(pattern) or new_context >= len(new_slice):
                 break  # a trailing empty context line dropped by the retry
             if old_start != old_context or new_start != new_context:
-                self.replacements.append(
-                    (found + old_start, old_context - old_start, new_slice[new_start:new_context])
-                )
+                self.replacements.append((found + old_start, old_context - old_start, new_slice[new_start:new_context]))
             old_start, new_start = old_context + 1, new_context + 1
         if old_start != len(pattern) or new_start != len(new_slice):
             self.replacements.append((found + old_start, len(pattern) - old_start, new_slice[new_start:]))
@@ -286,10 +290,14 @@ class Placer:
         before, after = chunk.old_lines[:cut], chunk.old_lines[cut + 1 :]
         places = self._elision_places(before, after)
         if not places:
-            raise _lines_not_found(chunk, self.path, cause + f"; the lines around it (within {MAX_GAP} lines) match nowhere.")
+            raise _lines_not_found(
+                chunk, self.path, cause + f"; the lines around it (within {MAX_GAP} lines) match nowhere."
+            )
         if len({_edit_key(chunk, cut, place) for place in places}) > 1:
             raise _lines_not_found(
-                chunk, self.path, cause + f"; the lines around it (within {MAX_GAP} lines) match at more than one place."
+                chunk,
+                self.path,
+                cause + f"; the lines around it (within {MAX_GAP} lines) match at more than one place.",
             )
         at, gap = places[0]  # any of them: the changed lines land at the same place
         kept = list(self.lines[at + cut : at + cut + gap])
@@ -322,7 +330,9 @@ class Placer:
         cause = f"The chunks of {self.path} are not in file order"
         if self.index.find(match.pattern, match.found + 1, match.level) is not None:
             raise _lines_not_found(chunk, self.path, cause + f", and chunk {number}'s lines occur more than once.")
-        self.notes.append(f"Chunk {number} of {self.path} is before the previous one in the file; applied in file order.")
+        self.notes.append(
+            f"Chunk {number} of {self.path} is before the previous one in the file; applied in file order."
+        )
         return match
 
     # -- indentation ---------------------------------------------------------------------------------
@@ -330,6 +340,8 @@ class Placer:
     def _reindent(self, match: Match) -> list[str]:
         """The chunk's new lines with the one indentation map of its matched lines."""
         context = dict(match.chunk.context_line_indices)
+        if len(context) == len(match.new_lines):
+            return match.new_lines  # no `+` line: nothing is written, so no indentation to decide
         pairs = []
         for k, model in enumerate(match.pattern):
             file = self.lines[match.found + k]
