@@ -220,6 +220,9 @@ class Placer:
         chunk = match.chunk
         if len(chunk.context_line_indices) != len(chunk.old_lines) or len(match.new_lines) <= len(match.pattern):
             return False
+        context_new = {new for _, new in chunk.context_line_indices}
+        if not any(line.strip() for k, line in enumerate(match.new_lines) if k not in context_new):
+            return False  # blank lines only: their presence proves nothing
         before = chunk.context_line_indices[0][1]  # `+` lines before the first context line
         at = match.found - before
         if not self._holds(at, match.new_lines, match.level):
