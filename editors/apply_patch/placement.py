@@ -251,9 +251,35 @@ class Placer:
         if self._present(chunk):
             return None
         match = self._line_numbers(chunk) or self._elision(chunk) or self._out_of_order(number, chunk)
+        match = match or self._missing_marker(number, chunk)
         if match is None:
             raise _lines_not_found(chunk, self.path)
         return match
+
+    def _missing_marker(self, number: int, chunk: Chunk) -> Match | None:
+        """Two chunks run together (their ``@@`` line missing): the one split of the chunk, at a
+        context line, whose two parts each match exactly once, in order. The first part is placed
+        here; the second is returned."""
+        splits = []
+        for old_at, new_at in chunk.context_line_indices:
+            if old_at == 0:
+                continue
+            first = _part(chunk, 0, old_at, 0, new_at)
+            second = _part(chunk, old_at, len(chunk.old_lines), new_at, len(chunk.new_lines))
+            if self._exact_count(first.old_lines, self.cursor) != 1 or self._exact_count(second.old_lines, 0) != 1:
+                continue
+            a = self.index.find(first.old_lines, self.cursor, 0)
+            b = self.index.find(second.old_lines, 0, 0)
+            if a is not None and b is not None and a + len(first.old_lines) < b:
+                splits.append((first, a, second, b))
+            if len(splits) > 1:
+                return None
+        if not splits:
+            return None
+        first, a, second, b = splits[0]
+        self.notes.append(f"A chunk of {self.path} was two chunks without the @@ line between them; applied as two.")
+        self._emit(number, Match(first, a, first.old_lines, first.new_lines, 0))
+        return Match(second, b, second.old_lines, second.new_lines, 0)
 
     def _line_numbers(self, chunk: Chunk) -> Match | None:
         prefixes = [LINE_NUMBER.match(line) for line in chunk.old_lines]
@@ -408,6 +434,19 @@ def _edit_key(chunk: Chunk, cut: int, place: tuple[int, int]) -> tuple[int | Non
     before = any(k < cut for k in removed) or any(k < new_cut for k in added)
     after = any(k > cut for k in removed) or any(k > new_cut for k in added)
     return (at if before else None, at + cut + gap if after else None)
+
+
+def _part(chunk: Chunk, old_start: int, old_end: int, new_start: int, new_end: int) -> Chunk:
+    """The lines ``old_start:old_end`` / ``new_start:new_end`` of ``chunk``, as a chunk of its own."""
+    return Chunk(
+        old_lines=chunk.old_lines[old_start:old_end],
+        new_lines=chunk.new_lines[new_start:new_end],
+        context_line_indices=[
+            (old - old_start, new - new_start)
+            for old, new in chunk.context_line_indices
+            if old_start <= old < old_end and new_start <= new < new_end
+        ],
+    )
 
 
 def _expand(chunk: Chunk, cut: int, kept: list[str]) -> Chunk:

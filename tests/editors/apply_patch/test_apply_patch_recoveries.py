@@ -224,3 +224,17 @@ def test_a_made_up_header_is_refused_naming_it_when_the_chunk_is_not_unique() ->
     with pytest.raises(PatchContextNotFound) as info:
         plan({"f.txt": b"x\nx\n"}, "*** Update File: f.txt\n@@ -1,1 +1,1 @@\n-x\n+y")
     assert "hunk header" in info.value.message
+
+
+def test_two_chunks_without_the_at_at_line_between_them_apply_as_two() -> None:
+    text = b"a\nb\nc\nd\ne\nf\n"
+    body = "*** Update File: f.txt\n@@\n a\n-b\n+B\n e\n-f\n+F"
+    result = plan({"f.txt": text}, body)
+    assert result.changes[0].after == b"a\nB\nc\nd\ne\nF\n"
+    assert any("without the @@ line" in note for note in result.notes)
+
+
+def test_a_run_together_chunk_that_splits_two_ways_is_refused() -> None:
+    # "x" occurs twice: the second part could start at either, so it is not placed.
+    with pytest.raises(PatchLinesNotFound):
+        plan({"f.txt": b"a\nb\nq\nx\nr\nx\n"}, "*** Update File: f.txt\n@@\n a\n-b\n+B\n x")
