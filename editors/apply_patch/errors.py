@@ -33,14 +33,15 @@ class PatchParseError(ApplyPatchError):
 
     code = "PATCH_PARSE_ERROR"
 
-    def __init__(self, reason: str, line_number: int | None = None) -> None:
+    def __init__(self, reason: str, line_number: int | None = None, cause: str = "") -> None:
         if line_number is None:
             cli = f"Invalid patch: {reason}"
             agent = f"{AGENT_PREFIX}invalid patch: {reason}"
         else:
             cli = f"Invalid patch hunk on line {line_number}: {reason}"
             agent = f"{AGENT_PREFIX}invalid hunk at line {line_number}, {reason}"
-        super().__init__(cli, agent_message=agent)
+        # **Ours**: the cause, named after Codex's text (the model's view; the CLI prints Codex's).
+        super().__init__(cli, agent_message=agent + (f"\n{cause}" if cause else ""))
         self.reason = reason
         self.line_number = line_number
 

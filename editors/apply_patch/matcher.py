@@ -327,6 +327,8 @@ def apply_exact_bytes(data: bytes, chunks: Sequence[Chunk]) -> bytes | None:
                 if at < 0:
                     return None
                 cursor = at + len(body)
+            if chunk.unprefixed:
+                return None  # a line read as context only if the chunk matches once: the general path checks
             if len(chunk.context_line_indices) == len(chunk.old_lines) and _joined(chunk.new_lines) in data:
                 return None  # an insertion whose lines are there already: maybe a repeat (general path)
             if not chunk.old_lines:

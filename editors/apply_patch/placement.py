@@ -33,6 +33,7 @@ from editors.apply_patch.errors import (
     PatchContextNotFound,
     PatchIndentationMismatch,
     PatchLinesNotFound,
+    PatchParseError,
 )
 from editors.apply_patch.indentation import IndentMap, derive_map, first_mismatch, leading
 from editors.apply_patch.matcher import PASSES, LineIndex, Replacement, locate
@@ -94,7 +95,18 @@ class Placer:
             match = self._recover(number, chunk, total)
             if match is None:
                 return  # already present (recorded)
+        if chunk.unprefixed and self.index.find(match.pattern, match.found + 1, match.level) is not None:
+            raise self._unprefixed_error(chunk)
         self._emit(number, match)
+
+    def _unprefixed_error(self, chunk: Chunk) -> PatchParseError:
+        """Codex's parse error for a line without its prefix, with the cause named."""
+        error = chunk.unprefixed[0][1]
+        cause = (
+            f"Line {error.line_number} of the patch is a context line without its leading space (it starts "
+            f"with none of ' ', '+', '-'); read as context, the chunk does not match {self.path} at one place."
+        )
+        return PatchParseError(error.reason, error.line_number, cause)
 
     def finish(self) -> None:
         """Raise :class:`PatchAlreadyApplied` when some chunk was already in the file."""
@@ -252,6 +264,8 @@ class Placer:
             return None
         match = self._line_numbers(chunk) or self._elision(chunk) or self._out_of_order(number, chunk)
         match = match or self._missing_marker(number, chunk)
+        if match is None and chunk.unprefixed:
+            raise self._unprefixed_error(chunk)
         if match is None:
             raise _lines_not_found(chunk, self.path)
         return match

@@ -97,7 +97,7 @@ def apply_patch(
     file and directory exactly as before. Errors are :class:`editors.apply_patch.errors.ApplyPatchError`
     (Codex's texts) or the vfs error that stopped the commit.
     """
-    patch = parse_patch(patch_text)
+    patch = parse_patch(patch_text, context_without_space=True)
     tx = workspace.transaction(label=label)
     with tx:
         # One concurrent round of reads on a batching backend (S3) instead of one per file.

@@ -238,3 +238,28 @@ def test_a_run_together_chunk_that_splits_two_ways_is_refused() -> None:
     # "x" occurs twice: the second part could start at either, so it is not placed.
     with pytest.raises(PatchLinesNotFound):
         plan({"f.txt": b"a\nb\nq\nx\nr\nx\n"}, "*** Update File: f.txt\n@@\n a\n-b\n+B\n x")
+
+
+# -- context lines without their leading space -------------------------------------------------------------
+
+
+def lenient_plan(files: dict[str, bytes], body: str) -> PatchPlan:
+    return plan_patch(parse_patch(wrap(body), context_without_space=True), files.get)
+
+
+def test_a_context_line_without_its_space_is_context_when_the_chunk_matches_once() -> None:
+    text = b"def f():\n    return 1\n"
+    body = "*** Update File: f.py\n@@\ndef f():\n-    return 1\n+    return 2"
+    assert lenient_plan({"f.py": text}, body).changes[0].after == b"def f():\n    return 2\n"
+    with pytest.raises(PatchParseError):
+        parse_patch(wrap(body))  # Codex's parser (the default) still rejects it
+
+
+def test_a_context_line_without_its_space_is_refused_with_codex_text_when_ambiguous() -> None:
+    text = b"def f():\n    return 1\ndef f():\n    return 1\n"
+    with pytest.raises(PatchParseError) as info:
+        lenient_plan({"f.py": text}, "*** Update File: f.py\n@@\ndef f():\n-    return 1\n+    return 2")
+    assert info.value.cli_message.startswith("Invalid patch hunk on line 4: Unexpected line found in update hunk")
+    assert "context line without its leading space" in info.value.message
+    with pytest.raises(PatchParseError):
+        lenient_plan({"f.py": b"x\n"}, "*** Update File: f.py\n@@\ndef f():\n-    return 1\n+    return 2")
