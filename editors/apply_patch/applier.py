@@ -22,6 +22,7 @@ from typing import Literal
 
 from editors.apply_patch.errors import (
     AlreadyPart,
+    ApplyPatchError,
     PatchAlreadyApplied,
     PatchDeleteFailed,
     PatchEmpty,
@@ -250,6 +251,9 @@ def plan_patch(patch: Patch, read: Reader, *, resolve: Resolver | None = None) -
                 if len(patch.hunks) == 1:
                     raise
                 continue
+            except ApplyPatchError as exc:
+                _mention_present(exc, parts)
+                raise
             parts.append((hunk.path, [], False))
             dest_key = resolve(hunk.move_path) if hunk.move_path is not None else None
             if hunk.move_path is None or dest_key == key:
@@ -292,6 +296,13 @@ def _under_a_file(files: _Files, key: str) -> bool:
             return True
         child, parent = parent, posixpath.dirname(parent)
     return False
+
+
+def _mention_present(exc: ApplyPatchError, parts: list[AlreadyPart]) -> None:
+    """A patch that fails after parts already present: the model's text says which (Codex's stays)."""
+    present = [display for display, ranges, _ in parts if ranges]
+    if present:
+        exc.message += "\n(Already present, so not the cause: the change to " + ", ".join(present) + ".)"
 
 
 def already_applied(parts: list[AlreadyPart]) -> PatchAlreadyApplied:

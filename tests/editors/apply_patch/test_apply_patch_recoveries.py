@@ -263,3 +263,11 @@ def test_a_context_line_without_its_space_is_refused_with_codex_text_when_ambigu
     assert "context line without its leading space" in info.value.message
     with pytest.raises(PatchParseError):
         lenient_plan({"f.py": b"x\n"}, "*** Update File: f.py\n@@\ndef f():\n-    return 1\n+    return 2")
+
+
+def test_a_failure_after_a_part_already_present_names_that_part() -> None:
+    files = {"a.txt": b"ONE\n", "b.txt": b"two\n"}
+    with pytest.raises(PatchLinesNotFound) as info:
+        plan(files, "*** Update File: a.txt\n@@\n-one\n+ONE\n*** Update File: b.txt\n@@\n-nine\n+NINE")
+    assert info.value.cli_message.startswith("Failed to find expected lines in b.txt")  # Codex's text
+    assert "Already present, so not the cause: the change to a.txt" in info.value.message
