@@ -1,8 +1,9 @@
 """The one result of a tool call, whichever tool ran and whichever surface shows it.
 
 :class:`ToolResult` is what the model gets back (``text``), whether the call failed
-(``is_error``, with a stable ``code``), structured ``data`` for programs (``apply_patch``: the
-committed transaction and its changes), and the provider call it answers, if any.
+(``is_error``, with a stable ``code``), structured ``data`` for a presentation surface (the
+diff cards and locations of :mod:`editors.diffcard`; :func:`output_schema`), and the provider call
+it answers, if any.
 :func:`error_result` is the one way a failure becomes a result; :func:`dumps` the one
 byte-stable JSON text. Each adapter renders a result once for its surface (CLI, MCP, provider
 messages).
@@ -55,6 +56,23 @@ class ToolResult:
     def message(self) -> dict[str, Any]:
         """The item to send back to the provider whose call this answers; without one, :meth:`to_dict`."""
         return self.call.reply(self) if self.call is not None else self.to_dict()
+
+
+def output_schema() -> dict[str, Any]:
+    """The JSON schema of :meth:`ToolResult.to_dict` (the MCP tools' ``outputSchema``)."""
+    from editors.diffcard import data_schema  # not at module level: `vfs apply` never needs it
+
+    return {
+        "type": "object",
+        "properties": {
+            "code": {"type": ["string", "null"]},
+            "is_error": {"type": "boolean"},
+            "text": {"type": "string", "description": "what the model reads"},
+            "data": data_schema(),
+        },
+        "required": ["code", "is_error", "text"],
+        "additionalProperties": False,
+    }
 
 
 def error_result(exc: vfs.VfsError, *, prefix: str = ERROR_PREFIX) -> ToolResult:

@@ -10,7 +10,8 @@ Formats (``FORMATS``):
   constrained by its Lark grammar, ``str_replace_editor`` as a function tool;
 - ``openai-function``: both as JSON function tools (``apply_patch`` takes one string ``input``);
 - ``anthropic``: Anthropic Messages API custom tools (``name``, ``description``, ``input_schema``);
-- ``mcp``: MCP tool definitions (``name``, ``description``, ``inputSchema``).
+- ``mcp``: MCP tool definitions (``name``, ``description``, ``inputSchema``, ``outputSchema``: the
+  structured result, :func:`editors.result.output_schema`).
 
 :class:`Toolset` runs calls: one workspace, one observation session shared by both tools (an
 ``apply_patch`` records the versions it wrote, as an editor's own edit does).
@@ -24,7 +25,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import vfs
-from editors.result import ToolResult, error_result, unexpected_result
+from editors.result import ToolResult, error_result, output_schema, unexpected_result
 
 if TYPE_CHECKING:
     from editors.str_replace_editor.config import EditorConfig
@@ -61,6 +62,13 @@ def definition(name: str, fmt: str, *, config: Any = None) -> dict[str, Any]:
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    found = _definition(name, fmt, config)
+    if fmt == "mcp":  # MCP carries the structured result too (``structuredContent``)
+        return {**found, "outputSchema": output_schema()}
+    return found
+
+
+def _definition(name: str, fmt: str, config: Any) -> dict[str, Any]:
     if name == STR_REPLACE_EDITOR:
         from editors.str_replace_editor import definitions as sre
 
@@ -172,7 +180,9 @@ class Toolset:
     def _apply_patch(self, arguments: Any) -> ToolResult:
         from editors.apply_patch.tool import call_tool
 
-        return call_tool(self.workspace, arguments, on_commit=self._record)  # Codex's texts, as models know them
+        session = self.session.id if self.session is not None else None
+        # Codex's texts, as models know them
+        return call_tool(self.workspace, arguments, on_commit=self._record, session=session)
 
     def _record(self, commit: vfs.CommitResult) -> None:
         """What this conversation wrote, it has seen: the versions it committed become observations."""

@@ -42,9 +42,9 @@ from vfs.errors import (
     WorkspaceRootInvalid,
     code_of,
 )
-from vfs.history import Rewind
+from vfs.history import Pruned, Rewind
 from vfs.paths import META_DIR, MODES
-from vfs.session import Observation, ObservationPolicy, Policy, Session
+from vfs.session import EditMemo, Observation, ObservationPolicy, Policy, Session, ViewMemory
 from vfs.text import decode_text, dominant_newline, encode_text, has_bom
 from vfs.transaction import Transaction
 from vfs.txlog import Checkpoint
@@ -76,6 +76,7 @@ __all__ = [
     "Checkpoint",
     "CommitResult",
     "CorruptMetadata",
+    "EditMemo",
     "EditNotFound",
     "Exists",
     "FileChange",
@@ -96,6 +97,7 @@ __all__ = [
     "PatchError",
     "PermissionDenied",
     "Policy",
+    "Pruned",
     "Read",
     "RecoveryNeeded",
     "RecoveryReport",
@@ -109,6 +111,7 @@ __all__ = [
     "Transaction",
     "Unsupported",
     "VfsError",
+    "ViewMemory",
     "Workspace",
     "WorkspaceRootInvalid",
     "code_of",

@@ -50,8 +50,11 @@ def crash_point(step: str) -> None:
 class Commit:
     """One run of the protocol over a transaction's overlay."""
 
-    def __init__(self, ctx: Context, overlay: Overlay, *, label: str, kind: Kind, reverts: list[str]) -> None:
+    def __init__(
+        self, ctx: Context, overlay: Overlay, *, label: str, kind: Kind, reverts: list[str], session: str | None = None
+    ) -> None:
         self.ctx = ctx
+        self.session = session
         self.overlay = overlay
         self.label = label
         self.kind = kind
@@ -167,6 +170,7 @@ class Commit:
         journal = Journal(
             new_txid(), self.label, time.time(), [], self._created_dirs(targets), self.kind, list(self.reverts)
         )
+        journal.session = self.session
         keep_post = self.ctx.capabilities.lock_can_expire
         for index, key in enumerate(targets):
             staged, seen = self.overlay.staged[key], self.overlay.seen[key]
@@ -381,7 +385,15 @@ def done_record(
             action = "rmdir" if target.before == "directory" else "delete"
         changes.append((display(target.key), action))
     return DoneRecord(
-        journal.txid, journal.label, journal.created, changes, written, journal.kind, journal.reverts, outcome  # type: ignore[arg-type]
+        journal.txid,
+        journal.label,
+        journal.created,
+        changes,
+        written,
+        journal.kind,
+        journal.reverts,
+        outcome,  # type: ignore[arg-type]
+        journal.session,
     )
 
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from vfs.errors import HistoryGap, InvalidArgument, NotFound, StaleVersion, VfsError
+from vfs.recovery import sweep_checkpoint_temps
 from vfs.txlog import Checkpoint, DoneRecord, Journal, Kind, digest, valid_checkpoint_name
-from vfs.types import UNCONDITIONAL, Change, FileChange, HistoryEntry, replace_if_version
+from vfs.types import UNCONDITIONAL, Change, FileChange, HistoryEntry, Read, replace_if_version
 
 if TYPE_CHECKING:
     from vfs.context import Context
@@ -28,11 +29,19 @@ class History:
     """The log, checkpoints, undo, redo and rewind over a workspace's transaction log. ``begin``
     opens a transaction of a given kind: history at work is built on the same commit protocol."""
 
-    def __init__(self, ctx: Context, limit: int, begin: Callable[[str, Kind, list[str]], Transaction]) -> None:
+    def __init__(
+        self,
+        ctx: Context,
+        limit: int,
+        begin: Callable[[str, Kind, list[str], str | None], Transaction],
+        max_bytes: int | None = None,
+    ) -> None:
         self.ctx = ctx
         self.limit = limit
+        self.max_bytes = max_bytes
         self._begin = begin
         self._estimate: int | None = None  # committed records this process believes exist
+        self._unmeasured = 0  # commits since the history's bytes were last listed
 
     def committed_txids(self) -> list[str]:
         """Txids with both records, oldest first."""
@@ -42,31 +51,65 @@ class History:
     # -- pruning ------------------------------------------------------------------------------
 
     def prune(self) -> None:
-        """Keep the newest ``limit`` records, and every record a checkpoint needs. Best effort:
-        never fails a commit. Listing costs a directory scan (a LIST on S3), so it runs only once
-        this process's estimate exceeds the limit by a slack; then it trims back to the limit."""
-        if self._estimate is not None and self._estimate < self.limit + self._slack:
+        """Keep the newest ``limit`` records (and at most ``max_bytes``), and every record a
+        checkpoint needs. Best effort: never fails a commit. Listing costs a directory scan (a
+        LIST on S3), so it runs only once this process's estimate exceeds the limit by a slack (or,
+        with ``max_bytes``, every slack commits); then it trims back to the limits."""
+        self._unmeasured += 1
+        bytes_due = self.max_bytes is not None and self._unmeasured >= self._slack
+        if self._estimate is not None and self._estimate < self.limit + self._slack and not bytes_due:
             self._estimate += 1
             return
         try:
-            txids = self.committed_txids()
-            if len(txids) <= self.limit:  # nothing to trim: no record needs reading
-                self._estimate = len(txids)
+            self._unmeasured = 0
+            scan = self.ctx.log.scan()
+            txids = [t for t in scan.journals if t in scan.decided]
+            if len(txids) <= self.limit and not _beyond_bytes(txids, scan.sizes, self.max_bytes):
+                self._estimate = len(txids)  # nothing to trim: no record needs reading
                 return
             timeline = self.timeline()
-            dropped = self.drop(self._beyond_limit(timeline))
+            candidates = set(self._beyond_limit(timeline)) | set(_beyond_bytes(txids, scan.sizes, self.max_bytes))
+            dropped = self.drop(sorted(candidates))
             self._estimate = len(timeline) - len(dropped)
         except VfsError:
             return  # pruning again at the next commit is just as good
 
-    def drop(self, candidates: list[str]) -> list[str]:
-        """Forget ``candidates`` except those a checkpoint still needs; the txids dropped."""
+    def prune_now(self, keep: int | None, max_bytes: int | None, *, dry_run: bool = False) -> Pruned:
+        """Prune on demand: all but the newest ``keep`` records, and the oldest beyond ``max_bytes``
+        (``None``: the workspace's limits), never one a checkpoint needs; what was (or would be) dropped."""
+        keep = self.limit if keep is None else keep
+        max_bytes = self.max_bytes if max_bytes is None else max_bytes
+        scan = self.ctx.log.scan()
+        txids = [t for t in scan.journals if t in scan.decided]
+        candidates = sorted(set(txids[: max(0, len(txids) - keep)]) | set(_beyond_bytes(txids, scan.sizes, max_bytes)))
+        dropped = self.drop(candidates, dry_run=dry_run)
+        held = [t for t in candidates if t not in dropped]
+        sizes = scan.sizes
+        return Pruned(
+            dropped,
+            sum(sizes.get(t, 0) for t in dropped),
+            held,
+            len(txids) - len(dropped),
+            sum(sizes.get(t, 0) for t in txids) - sum(sizes.get(t, 0) for t in dropped),
+            dry_run,
+        )
+
+    def usage(self) -> tuple[int, int]:
+        """How many committed records the history holds, and their bytes (one listing)."""
+        scan = self.ctx.log.scan()
+        txids = [t for t in scan.journals if t in scan.decided]
+        return len(txids), sum(scan.sizes.get(t, 0) for t in txids)
+
+    def drop(self, candidates: list[str], *, dry_run: bool = False) -> list[str]:
+        """Forget ``candidates`` except those a checkpoint still needs (every record after the
+        oldest checkpoint: a rewind to it reverts them); the txids dropped."""
         marks = [c.txid for c in self.ctx.log.checkpoints()]
         keep_from = min((m for m in marks if m is not None), default=None) if marks else None
         if None in marks:
             keep_from = ""  # a checkpoint at the very beginning needs every record
         dropped = [t for t in candidates if keep_from is None or t <= keep_from]
-        self.ctx.log.forget(*dropped)
+        if not dry_run:
+            self.ctx.log.forget(*dropped)
         return dropped
 
     def _beyond_limit(self, timeline: list[DoneRecord]) -> list[str]:
@@ -115,9 +158,11 @@ class History:
         undone, _ = self._undone(timeline)
         return [r for r in reversed(timeline) if r.kind == "commit" and r.txid not in undone]
 
-    def log(self, limit: int = 20) -> list[HistoryEntry]:
+    def log(self, limit: int = 20, session: str | None = None) -> list[HistoryEntry]:
         # Pruning lags by a slack: the history promised is the newest `self.limit` records.
-        return [_entry(r) for r in self.records()[: min(limit, self.limit)]]
+        records = self.records()[: self.limit]
+        mine = [r for r in records if session is None or r.session == session]
+        return [_entry(r) for r in mine[:limit]]
 
     # -- checkpoints --------------------------------------------------------------------------
 
@@ -126,10 +171,13 @@ class History:
             raise InvalidArgument(
                 f"Invalid checkpoint name {name!r}: use letters, digits, '.', '_' and '-' (at most 64)."
             )
-        records = self.records()
-        mark = Checkpoint(name, records[0].txid if records else None, time.time())
-        self.ctx.ensure_meta()
-        self.ctx.log.write_checkpoint(mark)
+        # Under the commit lock: the newest commit is the one the mark names when it is written,
+        # and no other checkpoint write is in flight, so a killed one's temp file can be swept.
+        with self.ctx.commit_lock():
+            records = self.records()
+            mark = Checkpoint(name, records[0].txid if records else None, time.time())
+            sweep_checkpoint_temps(self.ctx)
+            self.ctx.log.write_checkpoint(mark)
         return mark
 
     def checkpoints(self) -> list[Checkpoint]:
@@ -137,36 +185,66 @@ class History:
 
     # -- undo, redo, rewind -------------------------------------------------------------------
 
-    def undo(self, expected_txid: str | None = None) -> HistoryEntry:
-        records = self.records()
+    def undo(self, expected_txid: str | None = None, session: str | None = None) -> HistoryEntry:
+        """The newest commit in effect (of ``session``, when given: see :meth:`_own`)."""
+        in_effect = self.records()
+        records = _of(in_effect, session)
         if not records:
-            raise NotFound("There is no transaction to undo.")
+            whose = f" of session {session}" if session is not None else ""
+            raise NotFound(f"There is no transaction{whose} to undo.")
         record = records[0]
         if expected_txid is not None and record.txid != expected_txid:
             raise StaleVersion(
                 f"Cannot undo {expected_txid}: a newer transaction ({record.txid}) was committed since.",
             )
-        self._revert_all("undo", f"undo {record.txid}", [record])
+        self._own("undo", [record], in_effect, session)
+        self._revert_all("undo", f"undo {record.txid}", [record], session=session)
         return _entry(record)
 
-    def rewind(self, to: str, *, dry_run: bool = False) -> Rewind:
+    def rewind(self, to: str, *, dry_run: bool = False, session: str | None = None) -> Rewind:
         """Revert every commit in effect after ``to`` (a checkpoint name or a txid), as one
-        transaction. ``dry_run``: check and compute the same, commit nothing."""
+        transaction; with ``session``, only that session's (see :meth:`_own`). ``dry_run``:
+        check and compute the same, commit nothing."""
         point = self._point(to)
-        records = [r for r in self.records() if point is None or r.txid > point]
+        in_effect = self.records()
+        records = [r for r in _of(in_effect, session) if point is None or r.txid > point]
         if not records:
             return Rewind([], [])
-        changes = self._revert_all("rewind", f"rewind to {to}", records, dry_run=dry_run)
+        self._own("rewind", records, in_effect, session)
+        label = f"rewind to {to}" + (f" (session {session})" if session is not None else "")
+        changes = self._revert_all("rewind", label, records, dry_run=dry_run, session=session)
         return Rewind([_entry(r) for r in records], changes)
 
-    def redo(self) -> HistoryEntry:
-        """Take back the newest undo or rewind (nothing committed since)."""
+    def redo(self, session: str | None = None) -> HistoryEntry:
+        """Take back the newest undo or rewind (of ``session``, when given; nothing committed since)."""
         _, redoable = self._undone(self.timeline())
+        redoable = _of(redoable, session)
         if not redoable:
             raise NotFound("There is nothing to redo (or a change was committed since the last undo).")
         record = redoable[-1]
-        self._revert_all("redo", f"redo {record.txid}", [record])
+        self._revert_all("redo", f"redo {record.txid}", [record], session=session)
         return _entry(record)
+
+    def _own(self, kind: Kind, records: list[DoneRecord], in_effect: list[DoneRecord], session: str | None) -> None:
+        """With a session, its ``records`` are reverted while other sessions' commits after them
+        stay: refused, naming each, if one of those changed a path the records changed (by key,
+        as written in the records: the same whatever mount each client saw)."""
+        if session is None:
+            return
+        problems = []
+        for record in records:
+            for later in in_effect:
+                if later.txid <= record.txid or later.session == session:
+                    continue
+                for key in sorted(record.versions.keys() & later.versions.keys()):
+                    problems.append(
+                        f"{self.ctx.display(key)} (changed by {record.txid}) was changed after it by transaction"
+                        f" {later.txid} of session {later.session or '(none)'}"
+                    )
+        if problems:
+            raise StaleVersion(
+                f"Cannot {kind} session {session}'s changes: " + "; ".join(problems) + ". Nothing was changed."
+            )
 
     def _point(self, to: str) -> str | None:
         marks = {c.name: c for c in self.checkpoints()}
@@ -177,7 +255,7 @@ class History:
         raise NotFound(f"No checkpoint or transaction named {to!r} (see `vfs log`).")
 
     def _revert_all(
-        self, kind: Kind, label: str, records: list[DoneRecord], *, dry_run: bool = False
+        self, kind: Kind, label: str, records: list[DoneRecord], *, dry_run: bool = False, session: str | None = None
     ) -> list[FileChange]:
         """One transaction reverting ``records`` (newest first), refused as a whole with every
         file changed outside them listed."""
@@ -189,7 +267,7 @@ class History:
                 " so reverting would skip a change. Revert it by hand, or continue without undo."
             )
         journals = [(r, self.ctx.log.read_journal(r.txid)) for r in records]
-        with self._begin(label, kind, [r.txid for r in records]) as tx:
+        with self._begin(label, kind, [r.txid for r in records], session) as tx:
             problems: list[str] = []
             for record, journal in journals:
                 problems += self._revert(tx, record, journal)
@@ -223,8 +301,9 @@ def _revert_target(tx: Transaction, record: DoneRecord, journal: Journal, index:
     target = journal.targets[index]
     if target.after == "file":
         # Guarded by content, not version: an earlier undo may have rewritten the very bytes
-        # this transaction wrote, under a new version.
-        current = tx.read(path) if tx.exists(path) else None
+        # this transaction wrote, under a new version. One read (no stat first): it also finds
+        # out whether the file is there, and its version is the one the write is checked against.
+        current = _current(tx, path)
         if current is None or digest(current.data) != target.after_sha:
             return f"{path} changed after {record.txid} wrote it"
         assert current.version is not None or current.data is not None
@@ -245,6 +324,38 @@ def _revert_target(tx: Transaction, record: DoneRecord, journal: Journal, index:
     return None
 
 
+def _beyond_bytes(txids: list[str], sizes: dict[str, int], max_bytes: int | None) -> list[str]:
+    """The oldest records beyond ``max_bytes`` in all, counted from the newest (always kept)."""
+    if max_bytes is None:
+        return []
+    total = 0
+    for index in range(len(txids) - 1, -1, -1):
+        total += sizes.get(txids[index], 0)
+        if total > max_bytes and index < len(txids) - 1:
+            return txids[: index + 1]
+    return []
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What a prune dropped (or would drop: ``dry_run``), what it kept because a checkpoint needs
+    it although it is beyond the limits (``held``), and what the history holds after it."""
+
+    dropped: list[str]
+    freed_bytes: int
+    held: list[str]
+    kept: int
+    kept_bytes: int
+    dry_run: bool = False
+
+
+def _current(tx: Transaction, path: str) -> Read | None:
+    try:
+        return tx.read(path)
+    except NotFound:
+        return None
+
+
 @dataclass(frozen=True)
 class Rewind:
     """What a rewind reverted (newest first) and the file changes it made (or would make)."""
@@ -253,5 +364,10 @@ class Rewind:
     changes: list[FileChange]
 
 
+def _of(records: list[DoneRecord], session: str | None) -> list[DoneRecord]:
+    return records if session is None else [r for r in records if r.session == session]
+
+
 def _entry(record: DoneRecord) -> HistoryEntry:
-    return HistoryEntry(record.txid, record.created, record.label, [Change(p, a) for p, a in record.changes])  # type: ignore[arg-type]
+    changes = [Change(p, a) for p, a in record.changes]  # type: ignore[arg-type]
+    return HistoryEntry(record.txid, record.created, record.label, changes, record.session)

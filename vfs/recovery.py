@@ -229,6 +229,7 @@ def recover(ctx: Context, *, discard: Collection[str] = ()) -> RecoveryReport:
     ctx.unresolved.clear()
     if any(ctx.storage.is_temp_name(n) for n in scan.leftovers):
         _sweep_temp_files(ctx, {log.tx_key})
+    sweep_checkpoint_temps(ctx)
     for txid in scan.journals:
         if txid in discard:
             _discard(ctx, txid)
@@ -251,6 +252,12 @@ def recover(ctx: Context, *, discard: Collection[str] = ()) -> RecoveryReport:
         log.delete_quiet(log.done_key(txid))
         report.finished.append(txid)
     return report
+
+
+def sweep_checkpoint_temps(ctx: Context) -> None:
+    """Delete what a checkpoint write killed mid-way left (a temp file beside the checkpoints).
+    The caller holds the commit lock, which every checkpoint write takes: none is in flight."""
+    _sweep_temp_files(ctx, {ctx.log.checkpoints_key})
 
 
 def _discard(ctx: Context, txid: str) -> None:

@@ -46,8 +46,11 @@ class Transaction:
         kind: Kind = "commit",
         reverts: builtins.list[str] | None = None,
         prune: Callable[[], None] = _no_prune,
+        session: str | None = None,
     ) -> None:
         self._ctx = ctx
+        #: the session (conversation) recorded on the commit (``vfs undo --session`` names it)
+        self.session = session
         self._storage = ctx.storage
         self.label = label
         self._kind: Kind = kind
@@ -366,9 +369,9 @@ class Transaction:
         if self._ctx.mode == "read-only":
             raise SandboxDenied("The workspace is read-only.", mode="read-only")
         try:
-            self.result = Commit(self._ctx, self._overlay, label=self.label, kind=self._kind, reverts=self._reverts).run(
-                targets, self._prune
-            )
+            self.result = Commit(
+                self._ctx, self._overlay, label=self.label, kind=self._kind, reverts=self._reverts, session=self.session
+            ).run(targets, self._prune)
         except BaseException:
             self._status = "aborted"
             raise

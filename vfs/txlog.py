@@ -49,6 +49,8 @@ DONE_MAGIC = b"VFSDONE2\n"
 _TXID = re.compile(r"\d{20}-[0-9a-f]{8}")
 _DIGEST = re.compile(r"[0-9a-f]{32}")
 _STATES = ("file", "absent", "directory")
+#: a session (conversation) id: what ``vfs undo --session`` names
+_SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 #: A header larger than this is not one of ours (a commit of 100,000 files stays far below).
 _MAX_HEADER = 1 << 28
 
@@ -56,6 +58,15 @@ _MAX_HEADER = 1 << 28
 def digest(data: bytes) -> str:
     """The content hash recorded per target (the same one the backends version content with)."""
     return content_digest(data)
+
+
+def valid_session_id(session: object) -> bool:
+    """Letters, digits, '.', '_', ':' and '-', at most 64, starting with a letter or digit."""
+    return isinstance(session, str) and _SESSION.fullmatch(session) is not None
+
+
+def new_session_id() -> str:
+    return f"s-{os.urandom(4).hex()}"
 
 
 def new_txid() -> str:
@@ -91,6 +102,8 @@ class Journal:
     post_images: dict[int, bytes] = field(default_factory=dict)
     #: written after the change landed (single-target commits): a history record, never rolled back
     committed: bool = False
+    #: the session (conversation) that made the transaction, if it said
+    session: str | None = None
 
     def encode_parts(self) -> list[bytes]:
         """Magic, ``<header length> <header digest>``, the JSON header, then the images as they
@@ -113,6 +126,7 @@ class Journal:
                 "kind": self.kind,
                 "reverts": self.reverts,
                 "committed": self.committed,
+                "session": self.session,
                 "created_dirs": self.created_dirs,
                 "targets": [vars(t) for t in self.targets],
                 "blobs": spans,
@@ -137,6 +151,7 @@ class DoneRecord:
     kind: Kind = "commit"
     reverts: list[str] = field(default_factory=list)
     outcome: Outcome = "committed"
+    session: str | None = None
 
     def encode(self) -> bytes:
         body = json.dumps(vars(self), sort_keys=True).encode()
@@ -168,6 +183,8 @@ class Scan:
     decided: set[str] = field(default_factory=set)
     gaps: list[str] = field(default_factory=list)
     leftovers: list[str] = field(default_factory=list)  # names that are none of ours
+    #: bytes each txid's records take (journal, decision, gap marker), as listed
+    sizes: dict[str, int] = field(default_factory=dict)
 
 
 class _Reader:
@@ -243,7 +260,9 @@ class TxLog:
             txid, dot, suffix = entry.name.partition(".")
             if not (dot and _TXID.fullmatch(txid) and suffix in ("journal", "done", "gap")):
                 scan.leftovers.append(entry.name)
-            elif suffix == "journal":
+                continue
+            scan.sizes[txid] = scan.sizes.get(txid, 0) + max(0, entry.size or 0)
+            if suffix == "journal":
                 scan.journals.append(txid)
             elif suffix == "done":
                 scan.decided.add(txid)
@@ -372,6 +391,7 @@ class TxLog:
             kind=reader.choice(raw, "kind", KINDS),
             reverts=_txids(reader, reader.get(raw, "reverts", list)),
             outcome=reader.choice(raw, "outcome", ("committed", "aborted")),
+            session=_session(reader, raw),
         )
         if record.txid != txid:
             raise reader.fail("its txid is not its name")
@@ -402,6 +422,7 @@ class TxLog:
             kind=reader.choice(raw, "kind", KINDS),
             reverts=_txids(reader, reader.get(raw, "reverts", list)),
             committed=reader.get(raw, "committed", bool),
+            session=_session(reader, raw),
         )
         if journal.txid != txid:
             raise reader.fail("its txid is not its name")
@@ -432,6 +453,14 @@ def _txids(reader: _Reader, raw: list[Any]) -> list[str]:
     if not all(isinstance(t, str) and _TXID.fullmatch(t) for t in raw):
         raise reader.fail("field 'reverts' holds something that is not a txid")
     return list(raw)
+
+
+def _session(reader: _Reader, raw: Any) -> str | None:
+    """The optional ``session`` field (records written before sessions lack it)."""
+    value = reader.get(raw, "session", str, optional=True)
+    if value is not None and not valid_session_id(value):
+        raise reader.fail("field 'session' is not a session id")
+    return value  # type: ignore[no-any-return]
 
 
 def _json(data: bytes, reader: _Reader) -> Any:

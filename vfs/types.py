@@ -84,6 +84,8 @@ class HistoryEntry:
     timestamp: float
     label: str
     changes: list[Change]
+    #: the session (conversation) that made it, if it said
+    session: str | None = None
 
 
 @dataclass(frozen=True)

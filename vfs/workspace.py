@@ -9,15 +9,15 @@ from typing import Any
 
 from backends.base import Backend, Capabilities
 from vfs.context import Context
-from vfs.errors import InvalidArgument, NotFound, SandboxDenied, Unsupported
-from vfs.history import History, Rewind
+from vfs.errors import InvalidArgument, NotFound, SandboxDenied, Unsupported, WorkspaceRootInvalid
+from vfs.history import History, Pruned, Rewind
 from vfs.paths import META_DIR, MODES, PathMapper
 from vfs.recovery import needs_recovery, pending, recover
 from vfs.session import ObservationPolicy, Policy, Session
 from vfs.storage import Storage, connect
 from vfs.text import decode_text
 from vfs.transaction import Transaction
-from vfs.txlog import Checkpoint, Kind, TxLog
+from vfs.txlog import Checkpoint, Kind, TxLog, valid_session_id
 from vfs.types import UNCONDITIONAL, CommitResult, HistoryEntry, Intent, Read, RecoveryReport, Stat
 
 DEFAULT_MOUNT = "/workspace"
@@ -45,6 +45,7 @@ class Workspace:
         base_key: str = "",
         max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
         history_limit: int = DEFAULT_HISTORY_LIMIT,
+        history_max_bytes: int | None = None,
         lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
         recover_on_open: bool = True,
     ) -> None:
@@ -52,6 +53,8 @@ class Workspace:
             raise InvalidArgument(f"Unknown mode {mode!r}; expected one of: {', '.join(MODES)}")
         if history_limit < 1:
             raise InvalidArgument("history_limit must be at least 1 (the newest record is the commit mark)")
+        if history_max_bytes is not None and history_max_bytes < 0:
+            raise InvalidArgument("history_max_bytes must be at least 0 (the newest record is always kept)")
         self.backend = backend
         self.mode = mode
         self._mapper = PathMapper(mount, mode, base_key=base_key, unfenced=mode == "danger-full-access")
@@ -64,7 +67,7 @@ class Workspace:
             max_file_bytes=max_file_bytes,
             lock_timeout=lock_timeout,
         )
-        self._history = History(self._ctx, history_limit, self._history_transaction)
+        self._history = History(self._ctx, history_limit, self._history_transaction, history_max_bytes)
         self.last_recovery: RecoveryReport | None = None
         if recover_on_open and mode != "read-only":
             self.last_recovery = self.recover(only_if_needed=True)
@@ -153,13 +156,19 @@ class Workspace:
 
     # -- changes ------------------------------------------------------------------------------
 
-    def transaction(self, *, label: str = "") -> Transaction:
+    def transaction(self, *, label: str = "", session: str | None = None) -> Transaction:
+        """A new transaction; ``session`` (a conversation's id, e.g. ``Session.id``) is recorded
+        on its commit, so ``undo(session=...)`` can find it."""
         self._ctx.require_resolved()
-        return Transaction(self._ctx, label=label, prune=self._history.prune)
+        return Transaction(self._ctx, label=label, prune=self._history.prune, session=_session_id(session))
 
-    def _history_transaction(self, label: str, kind: Kind, reverts: builtins.list[str]) -> Transaction:
+    def _history_transaction(
+        self, label: str, kind: Kind, reverts: builtins.list[str], session: str | None
+    ) -> Transaction:
         self._ctx.require_resolved()
-        return Transaction(self._ctx, label=label, kind=kind, reverts=reverts, prune=self._history.prune)
+        return Transaction(
+            self._ctx, label=label, kind=kind, reverts=reverts, prune=self._history.prune, session=session
+        )
 
     def write_bytes(self, path: str, data: bytes, *, intent: Intent = UNCONDITIONAL) -> CommitResult:
         """A one-operation transaction (convenience)."""
@@ -171,33 +180,39 @@ class Workspace:
     def write_text(self, path: str, text: str, *, intent: Intent = UNCONDITIONAL) -> CommitResult:
         return self.write_bytes(path, text.encode("utf-8"), intent=intent)
 
-    def session(self, policy: Policy | None = _STOCK_POLICY) -> Session:
-        """A new observation session; ``policy=None`` turns the observation policy off."""
-        return Session(self, policy)
+    def session(self, policy: Policy | None = _STOCK_POLICY, *, id: str | None = None) -> Session:
+        """A new observation session; ``policy=None`` turns the observation policy off. ``id``
+        names the conversation on its commits (default: a fresh random id)."""
+        return Session(self, policy, id=_session_id(id))
 
     # -- history and recovery -----------------------------------------------------------------
 
-    def log(self, limit: int = 20) -> builtins.list[HistoryEntry]:
-        return self._history.log(limit)
+    def log(self, limit: int = 20, *, session: str | None = None) -> builtins.list[HistoryEntry]:
+        """Commits in effect, newest first; with ``session``, only that session's."""
+        return self._history.log(limit, session)
 
-    def undo(self, expected_txid: str | None = None) -> HistoryEntry:
-        """Revert the newest transaction; with ``expected_txid``, only if it is still that one."""
+    def undo(self, expected_txid: str | None = None, *, session: str | None = None) -> HistoryEntry:
+        """Revert the newest transaction; with ``expected_txid``, only if it is still that one.
+        With ``session``: that session's newest, while other sessions' later commits stay, refused
+        (naming them) if one of those changed the same files."""
         if self.mode == "read-only":
             raise SandboxDenied("Cannot undo: the workspace is read-only.", mode=self.mode)
-        return self._history.undo(expected_txid)
+        return self._history.undo(expected_txid, _session_id(session))
 
-    def redo(self) -> HistoryEntry:
-        """Take back the newest undo or rewind (if nothing was committed since), guarded the same way."""
+    def redo(self, *, session: str | None = None) -> HistoryEntry:
+        """Take back the newest undo or rewind (if nothing was committed since), guarded the same way;
+        with ``session``, that session's newest."""
         self._require_writable("redo")
-        return self._history.redo()
+        return self._history.redo(_session_id(session))
 
-    def rewind(self, to: str, *, dry_run: bool = False) -> Rewind:
+    def rewind(self, to: str, *, dry_run: bool = False, session: str | None = None) -> Rewind:
         """Revert, as one transaction, every commit in effect after ``to`` (a checkpoint name or a
-        txid). Refused as a whole, listing each file changed outside those commits since.
+        txid); with ``session``, only that session's (refused if another session changed the same
+        files after them). Refused as a whole, listing each file changed outside those commits since.
         ``dry_run``: the same checks and the changes it would make, nothing committed."""
         if not dry_run:
             self._require_writable("rewind")
-        return self._history.rewind(to, dry_run=dry_run)
+        return self._history.rewind(to, dry_run=dry_run, session=_session_id(session))
 
     def checkpoint(self, name: str) -> Checkpoint:
         """Name the current point of history (``rewind(name)`` comes back to it)."""
@@ -207,12 +222,27 @@ class Workspace:
     def checkpoints(self) -> builtins.list[Checkpoint]:
         return self._history.checkpoints()
 
-    def prune(self, *, keep: int) -> builtins.list[str]:
-        """Forget all but the newest ``keep`` records (never one a checkpoint needs); the txids
-        dropped."""
-        self._require_writable("prune")
-        txids = self._history.committed_txids()
-        return self._history.drop(txids[: max(0, len(txids) - keep)])
+    def prune(
+        self, *, keep: int | None = None, max_bytes: int | None = None, dry_run: bool = False
+    ) -> builtins.list[str]:
+        """Forget all but the newest ``keep`` records, and the oldest beyond ``max_bytes`` (never
+        one a checkpoint needs; ``None``: the workspace's ``history_limit`` / ``history_max_bytes``);
+        the txids dropped. :meth:`prune_report` says more."""
+        return self.prune_report(keep=keep, max_bytes=max_bytes, dry_run=dry_run).dropped
+
+    def prune_report(self, *, keep: int | None = None, max_bytes: int | None = None, dry_run: bool = False) -> Pruned:
+        """As :meth:`prune`: what was (``dry_run``: would be) dropped, the bytes freed, what a
+        checkpoint kept beyond the limits, and what the history holds after."""
+        if not dry_run:
+            self._require_writable("prune")
+        if (keep is not None and keep < 1) or (max_bytes is not None and max_bytes < 0):
+            raise InvalidArgument("prune keeps at least 1 record and at least 0 bytes.")
+        self._ctx.require_resolved()
+        return self._history.prune_now(keep, max_bytes, dry_run=dry_run)
+
+    def history_usage(self) -> tuple[int, int]:
+        """How many committed records the history holds and their bytes (for ``vfs log``)."""
+        return self._history.usage()
 
     def _require_writable(self, what: str) -> None:
         if self.mode == "read-only":
@@ -242,6 +272,14 @@ class Workspace:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _session_id(session: str | None) -> str | None:
+    if session is not None and not valid_session_id(session):
+        raise InvalidArgument(
+            f"Invalid session id {session!r}: use letters, digits, '.', '_', ':' and '-' (at most 64)."
+        )
+    return session
 
 
 def _split_root(root: Any, storage_options: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
@@ -275,6 +313,8 @@ def open_workspace(
     url, opts = _split_root(root, storage_options)
     backend = connect(url, opts)
     is_local = backend.name == "local"
+    if is_local:
+        _check_local_root(backend.describe(), root)
     if mode == "danger-full-access":
         if not is_local:
             raise Unsupported("danger-full-access is only available on local disk.")
@@ -286,6 +326,15 @@ def open_workspace(
     if mount is None:
         mount = backend.describe() if is_local else DEFAULT_MOUNT
     return Workspace(backend, mount=mount, mode=mode, **options)
+
+
+def _check_local_root(path: str, given: Any) -> None:
+    """A local root is an existing directory: anything else is one coded error (``FS_BAD_ROOT``)
+    naming the root as given, before any of the workspace's own files is looked for."""
+    if os.path.isdir(path):
+        return
+    problem = "is not a directory" if os.path.lexists(path) else "does not exist"
+    raise WorkspaceRootInvalid(f"The workspace root {given} {problem}.", path=str(given))
 
 
 __all__ = ["DEFAULT_MOUNT", "META_DIR", "Workspace", "open_workspace"]

@@ -31,6 +31,7 @@ import ctypes
 import errno
 import fcntl
 import os
+import signal
 import sys
 from collections.abc import Callable
 
@@ -84,9 +85,9 @@ def replace_checked(
     ``old`` holds open (with its stat when it was checked) and ``same`` accepts it, else swap
     back and raise ``PreconditionFailed``."""
     held, checked = old
-    _still_there(directory, name, key, checked)
     if has_writers(held):  # refused before the swap: a refused write is never visible at all
         raise BeingWritten(errno.ESTALE, _WHY[BeingWritten], key)
+    _still_there(directory, name, key, checked)  # the last step before the swap: keep it next to it
     ours = directory.lstat(tmp)
     try:
         _swap_in_and_check(directory, tmp, name, key, held, same, ours)
@@ -107,20 +108,27 @@ def _swap_in_and_check(
         exchange(directory, tmp, name)
     except FileNotFoundError:
         raise Vanished(errno.ENOENT, "no longer exists", key) from None
-    # From here ``tmp`` names the old file; ``name`` holds ours.
-    if has_writers(held):
-        raise _swap_back(directory, tmp, name, key, ours, error=BeingWritten)
+    # From here ``tmp`` names the old file; ``name`` holds ours, visible: every step until a swap
+    # back is as short as it can be. A write through an old handle after the check is seen by
+    # ``_retire``'s second look; after the probe there can be none.
     seen = _verify(directory, tmp, held, same)
     if seen is None:
         raise _swap_back(directory, tmp, name, key, ours)
+    if has_writers(held):
+        raise _swap_back(directory, tmp, name, key, ours, error=BeingWritten)
     _retire(directory, tmp, name, held, seen)
 
 
 def has_writers(held: int) -> bool:
     """Whether any process holds the file open for writing (``held`` is a read-only handle on it).
     A read lease is refused with EAGAIN exactly then; it is dropped at once, so a later open of the
-    file (after a swap back) never has to break it. ``False`` also where leases are unavailable."""
+    file (after a swap back) never has to break it. ``False`` also where leases are unavailable.
+
+    An open for writing in the microseconds the lease is held breaks it, and the kernel signals
+    the holder: SIGIO by default, which would end the process, so the handle's signal is set to
+    SIGURG first (ignored unless the program asked for it)."""
     try:
+        fcntl.fcntl(held, _F_SETSIG, signal.SIGURG)
         fcntl.fcntl(held, fcntl.F_SETLEASE, fcntl.F_RDLCK)
     except OSError as exc:
         return exc.errno in (errno.EAGAIN, errno.EBUSY)
@@ -128,18 +136,25 @@ def has_writers(held: int) -> bool:
     return False
 
 
+_F_SETSIG = getattr(fcntl, "F_SETSIG", 10)  # Linux's value, for a Python built without the name
+
+
 def delete_checked(directory: Directory, name: str, key: str, held: int, same: Check) -> None:
     """Delete ``name`` only if it still is the file ``held`` open and ``same`` accepts it."""
+    if has_writers(held):  # refused while the name is still there
+        raise BeingWritten(errno.ESTALE, _WHY[BeingWritten], key)
     aside = fresh_temp_name()
     try:
         try:
             directory.replace(name, aside)
         except FileNotFoundError:
             raise Vanished(errno.ENOENT, "no longer exists", key) from None
+        seen = _verify(directory, aside, held, same)
+        if seen is None:
+            raise _link_back(directory, aside, name, key)
         if has_writers(held):
             raise _link_back(directory, aside, name, key, error=BeingWritten)
-        seen = _verify(directory, aside, held, same)
-        if seen is None or _changed(held, seen):
+        if _changed(held, seen):
             raise _link_back(directory, aside, name, key)
         directory.unlink(aside)
     except PreconditionFailed:

@@ -17,6 +17,12 @@ CAMPAIGNS: dict[str, tuple[str, str, int, str]] = {
         100,
         "SIGKILL at a random instant, local disk (fresh interpreter per trial)",
     ),
+    "crash-history": (
+        "benchmarks.reliability.crash",
+        "run_history",
+        1000,
+        "SIGKILL at a random instant of rewinds and redos, local disk (forked child)",
+    ),
     "fuzz": ("benchmarks.reliability.fuzz", "run", 100_000, "hypothesis over parser, applier, editor args, CLI argv"),
     "faults": ("benchmarks.reliability.faults", "run", 5000, "a backend call failing at a random index (4 kinds)"),
     "races": ("benchmarks.reliability.races", "run", 20, "rounds of 3 editor + 3 apply_patch + 1 external processes"),

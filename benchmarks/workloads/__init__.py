@@ -21,9 +21,11 @@ from types import ModuleType
 WORKLOADS: dict[str, str] = {
     "apply_large": "benchmarks.workloads.apply_large",
     "apply_small": "benchmarks.workloads.apply_small",
+    "dry_run": "benchmarks.workloads.dry_run",
     "str_replace": "benchmarks.workloads.str_replace",
     "transaction": "benchmarks.workloads.transaction",
     "memory": "benchmarks.workloads.memory",
+    "undo": "benchmarks.workloads.undo",
     "s3": "benchmarks.workloads.s3",
 }
 

@@ -166,4 +166,39 @@ def handle_tool_call(
         toolset = session
     else:
         toolset = Toolset(workspace, session=session if session is not None else False, config=config)
+    problem = _function_arguments_problem(call)
+    if problem is not None:
+        from editors.result import error_result
+
+        return error_result(problem).answering(call)
     return toolset.call(call.name, call.arguments).answering(call)
+
+
+def _function_arguments_problem(call: ToolCall) -> vfs.InvalidArgument | None:
+    """What is wrong with a function call's ``apply_patch`` arguments (always a JSON object, by the
+    function's schema), said as such rather than as a patch whose first line is wrong."""
+    if call.name != "apply_patch" or call.provider not in ("openai-function", "openai-chat"):
+        return None
+    if not isinstance(call.arguments, str):
+        return None
+    import json
+
+    try:
+        decoded = json.loads(call.arguments)
+    except json.JSONDecodeError as exc:
+        return vfs.InvalidArgument(
+            f"The arguments of the apply_patch call are not valid JSON: {exc.msg} (line {exc.lineno}, column "
+            f'{exc.colno}). Send a JSON object with one key, "input": the whole patch as a string.'
+        )
+    if not isinstance(decoded, dict):
+        return vfs.InvalidArgument(
+            f"The arguments of the apply_patch call must be a JSON object, got {type(decoded).__name__}. "
+            'Send a JSON object with one key, "input": the whole patch as a string.'
+        )
+    if "input" not in decoded and "patch" not in decoded:  # "patch": the envelope models send by mistake, accepted
+        keys = ", ".join(sorted(map(str, decoded))) or "no keys"
+        return vfs.InvalidArgument(
+            f'The arguments of the apply_patch call have no "input" key (got {keys}). Send a JSON object '
+            'with one key, "input": the whole patch as a string.'
+        )
+    return None

@@ -10,9 +10,11 @@ viewed never authorizes another client's edit.
   A request without one (a client pinned to the sessionless 2026 era) gets a fresh session per
   call: views and creates work, and edits are refused with ``FS_NOT_OBSERVED`` and a hint.
 
-A failed call is an MCP tool error (``isError``): the text the model reads (``Error: ...``, or
-Codex's text for ``apply_patch``) as content, and ``{"code", "is_error", "text"}`` as structured
-content. Nothing a client sends crashes the server. Calls run in a worker thread, one at a time
+Every call answers with the text the model reads as content and :meth:`ToolResult.to_dict` as
+structured content (``outputSchema`` on both tools): on success the diff cards and locations of
+:mod:`editors.diffcard` under ``data``; a failed call is an MCP tool error (``isError``) whose
+text is ``Error: ...`` (Codex's text for ``apply_patch``) and structured content
+``{"code", "is_error", "text"}``. Nothing a client sends crashes the server. Calls run in a worker thread, one at a time
 (the workspace is shared by every client; its transactions keep concurrent writers apart).
 """
 
@@ -142,12 +144,10 @@ def _exit_when_idle(status: Callable[[], int]) -> Callable[[int, Any], None]:
 
 
 def to_call_result(result: ToolResult) -> types.CallToolResult:
-    """The MCP rendering: the model's text as content; on failure, :meth:`ToolResult.to_dict` as
-    structured content too (its ``code`` for programs)."""
+    """The MCP rendering: the model's text as content, :meth:`ToolResult.to_dict` as structured
+    content (the tools' ``outputSchema``: the diff cards and locations; on failure its ``code``)."""
     content: list[types.ContentBlock] = [types.TextContent(type="text", text=result.text)]
-    if not result.is_error:
-        return types.CallToolResult(content=content, is_error=False)
-    return types.CallToolResult(content=content, structured_content=result.to_dict(), is_error=True)
+    return types.CallToolResult(content=content, structured_content=result.to_dict(), is_error=result.is_error)
 
 
 def build_server(

@@ -16,6 +16,7 @@ model-facing path) and the success summary names the paths as written in the pat
 from __future__ import annotations
 
 import posixpath
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -30,7 +31,7 @@ from editors.apply_patch.errors import (
     PatchReadFailed,
     PatchWriteFailed,
 )
-from editors.apply_patch.matcher import apply_chunks_bytes
+from editors.apply_patch.matcher import LineHunk, apply_chunks_bytes
 from editors.apply_patch.parser import AddFile, DeleteFile, Patch, UpdateFile
 
 Reader = Callable[[str], "bytes | None"]
@@ -44,7 +45,8 @@ NO_FILES_MODIFIED = "No files were modified."
 class Step:
     """One operation of the plan, in patch order. Paths are resolved; ``display`` as written.
 
-    ``move``: ``path`` is renamed to ``dest`` and ``dest`` then holds ``data``.
+    ``move``: ``path`` is renamed to ``dest`` and ``dest`` then holds ``data``. ``hunks`` (update
+    and move): where the chunks landed in the file as it was before this step (the diff card's source).
     """
 
     kind: Literal["add", "update", "delete", "move"]
@@ -53,6 +55,7 @@ class Step:
     data: bytes | None = None
     dest: str | None = None
     dest_display: str | None = None
+    hunks: tuple[LineHunk, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -217,6 +220,7 @@ def plan_patch(patch: Patch, read: Reader, *, resolve: Resolver | None = None) -
     deleted: list[str] = []
 
     notes: list[str] = []
+    touched = Counter(resolve(path) for h in patch.hunks for path in (h.path, getattr(h, "move_path", None)) if path)
     parts: list[AlreadyPart] = []  # per file: already present or not (a repeat, a retry)
 
     for hunk in patch.hunks:
@@ -224,7 +228,9 @@ def plan_patch(patch: Patch, read: Reader, *, resolve: Resolver | None = None) -
             key = resolve(hunk.path)
             _check_writable(files, key, hunk.path)
             data = hunk.contents.encode("utf-8")
-            if data and files.get(key, hunk.path) == data:
+            # Against the file before the patch, and only for a path no other hunk touches (an Add
+            # File repeated, or followed by a Delete, inside one patch is Codex's business).
+            if data and touched[key] == 1 and files.get(key, hunk.path) == data:
                 parts.append((hunk.path, [(1, data.count(b"\n"))], True))
                 continue
             parts.append((hunk.path, [], False))
@@ -245,7 +251,7 @@ def plan_patch(patch: Patch, read: Reader, *, resolve: Resolver | None = None) -
         elif isinstance(hunk, UpdateFile):
             key = resolve(hunk.path)
             try:
-                data = _updated(files, key, hunk, notes)
+                data, hunks = _updated(files, key, hunk, notes)
             except PatchAlreadyApplied as exc:
                 parts.extend((hunk.path, ranges, whole) for _, ranges, whole in exc.parts)
                 if len(patch.hunks) == 1:
@@ -260,14 +266,14 @@ def plan_patch(patch: Patch, read: Reader, *, resolve: Resolver | None = None) -
                 # **Ours**: a move onto the file itself is an in-place update (Codex deletes it).
                 _check_writable(files, key, hunk.path)
                 files.set(key, hunk.path, data)
-                steps.append(Step("update", key, hunk.path, data))
+                steps.append(Step("update", key, hunk.path, data, hunks=hunks))
                 modified.append(hunk.move_path if hunk.move_path is not None else hunk.path)
             else:
                 assert dest_key is not None
                 _check_writable(files, dest_key, hunk.move_path)
                 files.set(dest_key, hunk.move_path, data)
                 files.set(key, hunk.path, None)
-                steps.append(Step("move", key, hunk.path, data, dest_key, hunk.move_path))
+                steps.append(Step("move", key, hunk.path, data, dest_key, hunk.move_path, hunks))
                 modified.append(hunk.move_path)
         else:  # pragma: no cover - the parser only makes these three
             raise TypeError(f"unknown hunk {hunk!r}")
@@ -322,7 +328,7 @@ def already_applied(parts: list[AlreadyPart]) -> PatchAlreadyApplied:
     return PatchAlreadyApplied(message, parts=parts)
 
 
-def _updated(files: _Files, key: str, hunk: UpdateFile, notes: list[str]) -> bytes:
+def _updated(files: _Files, key: str, hunk: UpdateFile, notes: list[str]) -> tuple[bytes, tuple[LineHunk, ...]]:
     try:
         current = files.get(key, hunk.path)
     except IsADirectoryError:
@@ -337,4 +343,5 @@ def _updated(files: _Files, key: str, hunk: UpdateFile, notes: list[str]) -> byt
         )
     if not current.isascii():  # (an ASCII file is valid UTF-8: no need to decode it to know)
         _decode(current, key)  # Codex's error for a file that is not UTF-8; the text is not kept
-    return apply_chunks_bytes(current, hunk.chunks, key, notes)
+    hunks: list[LineHunk] = []
+    return apply_chunks_bytes(current, hunk.chunks, key, notes, hunks=hunks), tuple(hunks)

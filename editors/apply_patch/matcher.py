@@ -58,6 +58,9 @@ def _identity(line: str) -> str:
 PASSES: tuple[Callable[[str], str], ...] = (_identity, rust_trim_end, rust_trim, normalise_punctuation)
 
 Replacement = tuple[int, int, list[str]]
+# Where an edit landed, in lines (0-based): (old_start, old_len, new_start, new_len). Collected on
+# request (``apply_chunks_bytes(..., hunks=[])``) for the diff card: no second diff of the file.
+LineHunk = tuple[int, int, int, int]
 
 
 @dataclass
@@ -274,11 +277,43 @@ def compute_replacements(
     return placer.replacements
 
 
-def apply_chunks(text: str, chunks: Sequence[Chunk], path: str, notes: list[str] | None = None) -> str:
-    """The new content of a text file after an update's chunks (errors name ``path``)."""
+def apply_chunks(
+    text: str,
+    chunks: Sequence[Chunk],
+    path: str,
+    notes: list[str] | None = None,
+    *,
+    hunks: list[LineHunk] | None = None,
+) -> str:
+    """The new content of a text file after an update's chunks (errors name ``path``).
+
+    ``notes``: if given, gets what a recovery did; ``hunks``: where each edit landed (see :data:`LineHunk`).
+    """
     source = SourceText.parse(text)
     replacements = compute_replacements(source.texts, chunks, path, notes=notes)
+    if hunks is not None:
+        hunks.extend(_line_hunks(replacements, len(source.texts), bool(source.endings) and not source.endings[-1]))
     return source.replaced(replacements).render()
+
+
+def _line_hunks(replacements: Sequence[Replacement], n_lines: int, unterminated: bool) -> list[LineHunk]:
+    """The replacements as line hunks; an unterminated last line that gains its line break is one too."""
+    out: list[LineHunk] = []
+    delta = 0
+    for start, old_len, new_lines in replacements:
+        if old_len or new_lines:
+            out.append((start, old_len, start + delta, len(new_lines)))
+        delta += len(new_lines) - old_len
+    if unterminated:
+        last = n_lines - 1
+        tail = out[-1] if out else None
+        if tail is not None and tail[0] <= last < tail[0] + tail[1]:
+            return out
+        if tail is not None and tail[0] == n_lines:  # an addition at the end: it takes the last line in
+            out[-1] = (last, 1, tail[2] - 1, tail[3] + 1)
+        else:
+            out.append((last, 1, last + delta, 1))
+    return out
 
 
 # -- fast path: exact matches in an LF file, on the bytes themselves ---------------------------------
@@ -304,7 +339,7 @@ def _joined(lines: Sequence[str]) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
 
 
-def apply_exact_bytes(data: bytes, chunks: Sequence[Chunk]) -> bytes | None:
+def apply_exact_bytes(data: bytes, chunks: Sequence[Chunk], *, hunks: list[LineHunk] | None = None) -> bytes | None:
     """The fast path of :func:`apply_chunks_bytes`: every chunk found by its exact lines in an LF
     file (``data`` must be valid UTF-8).
 
@@ -372,7 +407,25 @@ def apply_exact_bytes(data: bytes, chunks: Sequence[Chunk]) -> bytes | None:
         pieces.append(new)
         done = end
     pieces.append(view[done:])
+    if hunks is not None:
+        hunks.extend(_byte_hunks(data, edits, base))
     return b"".join(pieces)
+
+
+def _byte_hunks(data: bytes, edits: Sequence[tuple[int, int, bytes]], base: int) -> list[LineHunk]:
+    """The fast path's byte edits (whole LF lines) as line hunks: one count of line breaks in all."""
+    out: list[LineHunk] = []
+    line = delta = 0
+    at = base
+    for start, end, new in edits:
+        line += data.count(b"\n", at, start)
+        old_len, new_len = data.count(b"\n", start, end), new.count(b"\n")
+        if old_len or new_len:
+            out.append((line, old_len, line + delta, new_len))
+        line += old_len
+        delta += new_len - old_len
+        at = end
+    return out
 
 
 def apply_exact(text: str, chunks: Sequence[Chunk]) -> str | None:
@@ -385,9 +438,23 @@ def apply_exact(text: str, chunks: Sequence[Chunk]) -> str | None:
     return None if result is None else result.decode("utf-8")
 
 
-def apply_chunks_bytes(data: bytes, chunks: Sequence[Chunk], path: str, notes: list[str] | None = None) -> bytes:
-    """:func:`apply_chunks` on the bytes of a file that is valid UTF-8: the fast path first."""
-    fast = apply_exact_bytes(data, chunks)
-    if fast is not None:
-        return fast
-    return apply_chunks(data.decode("utf-8"), chunks, path, notes).encode("utf-8")
+def apply_chunks_bytes(
+    data: bytes,
+    chunks: Sequence[Chunk],
+    path: str,
+    notes: list[str] | None = None,
+    *,
+    hunks: list[LineHunk] | None = None,
+) -> bytes:
+    """:func:`apply_chunks` on the bytes of a file that is valid UTF-8: the fast path first.
+
+    ``hunks``: if given, gets where each edit landed (see :data:`LineHunk`).
+    """
+    found: list[LineHunk] | None = [] if hunks is not None else None
+    fast = apply_exact_bytes(data, chunks, hunks=found)
+    if fast is None:
+        found = [] if hunks is not None else None
+        fast = apply_chunks(data.decode("utf-8"), chunks, path, notes, hunks=found).encode("utf-8")
+    if hunks is not None and found is not None:
+        hunks.extend(found)
+    return fast

@@ -15,8 +15,8 @@ from typing import Any
 import vfs
 from editors.apply_patch.applier import FileChange, PatchPlan, Step, plan_patch
 from editors.apply_patch.errors import PatchInvalidInput, PatchWriteFailed
-from editors.apply_patch.matcher import SourceText
 from editors.apply_patch.parser import parse_patch
+from editors.diffcard import FileEdit, call_data, whole_file
 from editors.result import ToolResult, error_result
 
 TOOL_NAME = "apply_patch"
@@ -31,7 +31,8 @@ class ApplyResult:
     ``summary`` is Codex's stdout (``Success. Updated the following files: ...``); ``changes`` the
     net effect per file; ``diff`` a unified diff of it when asked for; ``commit`` the committed
     transaction's :class:`vfs.CommitResult` (its ``txid`` and the versions written; ``None`` on a
-    dry run), so a caller keeping a session can record what the patch wrote.
+    dry run), so a caller keeping a session can record what the patch wrote; ``edits`` what each
+    file card shows (:mod:`editors.diffcard`).
     """
 
     summary: str
@@ -39,6 +40,7 @@ class ApplyResult:
     diff: str | None = None
     commit: vfs.CommitResult | None = None
     environment_id: str | None = None
+    edits: tuple[FileEdit, ...] = ()
     notes: tuple[str, ...] = ()
 
     @property
@@ -46,12 +48,16 @@ class ApplyResult:
         """The committed transaction (``None`` on a dry run)."""
         return self.commit.txid if self.commit is not None else None
 
+    def data(self) -> dict[str, Any]:
+        """The structured result: the transaction, a card per file, the lines touched (bounded)."""
+        versions = dict(self.commit.versions) if self.commit is not None else {}
+        return call_data(TOOL_NAME, TOOL_NAME, self.edits, versions=versions, txid=self.txid)
+
     def tool_result(self) -> ToolResult:
-        """The model's text (Codex's summary), and the transaction and net changes as ``data``."""
-        changes = [{"path": change.path, "action": change.action} for change in self.changes]
+        """The model's text (Codex's summary), and :meth:`data` beside it."""
         # **Ours**: what a recovery did follows Codex's summary (never in place of it).
         text = self.summary + "".join(f"Note: {note}\n" for note in self.notes)
-        return ToolResult(text, data={"txid": self.txid, "changes": changes})
+        return ToolResult(text, data=self.data())
 
 
 def _reader(tx: vfs.Transaction) -> Any:
@@ -89,16 +95,18 @@ def apply_patch(
     diff: bool = False,
     dry_run: bool = False,
     label: str = TRANSACTION_LABEL,
+    session: str | None = None,
 ) -> ApplyResult:
     """Apply a Codex-format patch to ``workspace`` as one transaction.
 
     Relative paths resolve against the workspace mount. Every hunk is matched in memory first;
     any failure (parsing, matching, policy, I/O, a concurrent change) raises and leaves every
     file and directory exactly as before. Errors are :class:`editors.apply_patch.errors.ApplyPatchError`
-    (Codex's texts) or the vfs error that stopped the commit.
+    (Codex's texts) or the vfs error that stopped the commit. ``session``: the conversation's id,
+    recorded on the commit (see :meth:`vfs.Workspace.undo`).
     """
     patch = parse_patch(patch_text, context_without_space=True)
-    tx = workspace.transaction(label=label)
+    tx = workspace.transaction(label=label, session=session)
     with tx:
         # One concurrent round of reads on a batching backend (S3) instead of one per file.
         tx.prefetch(p for h in patch.hunks for p in (h.path, getattr(h, "move_path", None)) if p)
@@ -108,44 +116,60 @@ def apply_patch(
         if dry_run:
             tx.abort()
     committed = tx.result if tx.result is not None and tx.result.txid is not None else None
+    edits = file_edits(plan)
     return ApplyResult(
         summary=plan.summary,
         changes=plan.changes,
-        diff=unified_diff(plan) if diff else None,
+        diff="".join(edit.diff() for edit in edits) if diff else None,
         commit=committed,
         environment_id=patch.environment_id,
+        edits=edits,
         notes=(*patch.notes, *plan.notes),
     )
 
 
-# -- diff -----------------------------------------------------------------------------------------
+# -- diff ---------------------------------------------------------------------------------------
 
 
-def _diff_lines(data: bytes | None) -> list[str]:
-    if data is None:
-        return []
-    source = SourceText.parse(data.decode("utf-8", errors="replace"))
-    lines = [text + ending for text, ending in zip(source.texts, source.endings, strict=True)]
-    if source.bom and lines:
-        lines[0] = "\ufeff" + lines[0]
-    return lines
+def file_edits(plan: PatchPlan) -> tuple[FileEdit, ...]:
+    """The plan's net changes as diff-card edits, from the matcher's hunks (no diff of whole files).
 
-
-def unified_diff(plan: PatchPlan, *, context: int = 3) -> str:
-    """A unified diff of the plan's net changes (``a/`` and ``b/`` prefixes, no timestamps)."""
-    import difflib  # only for --diff / --dry-run: kept off the import path of `vfs apply`
-
-    out: list[str] = []
+    A file moved by one step is one ``move`` edit (its source's deletion folded in); a file that
+    several steps touched, an add and a delete are shown whole.
+    """
+    steps: dict[str, list[Step]] = {}
+    for step in plan.steps:
+        steps.setdefault(step.path, []).append(step)
+        if step.dest is not None and step.dest != step.path:
+            steps.setdefault(step.dest, []).append(step)
+    moved = {
+        step.dest: step
+        for step in plan.steps
+        if step.kind == "move" and len(steps[step.path]) == 1 and len(steps.get(step.dest or "", ())) == 1
+    }
+    sources = {step.path for step in moved.values()}
+    by_key = {change.path: change for change in plan.changes}
+    out: list[FileEdit] = []
     for change in plan.changes:
-        before, after = _diff_lines(change.before), _diff_lines(change.after)
-        old_name = "/dev/null" if change.before is None else f"a/{change.display}"
-        new_name = "/dev/null" if change.after is None else f"b/{change.display}"
-        for line in difflib.unified_diff(before, after, old_name, new_name, n=context):
-            if line.endswith("\n"):
-                out.append(line)
-            else:
-                out.append(line + "\n\\ No newline at end of file\n")
-    return "".join(out)
+        if change.path in sources:
+            continue
+        move = moved.get(change.path)
+        if move is not None:
+            source = by_key[move.path]
+            out.append(
+                FileEdit(
+                    change.path, change.display, source.before, change.after, move.hunks, move.path, move.display, True
+                )
+            )
+            continue
+        only = steps.get(change.path, [])
+        if len(only) == 1 and only[0].kind == "update":
+            out.append(
+                FileEdit(change.path, change.display, change.before, change.after, only[0].hunks, cr_breaks=True)
+            )
+        else:
+            out.append(whole_file(change.path, change.display, change.before, change.after))
+    return tuple(out)
 
 
 # -- tool definitions -----------------------------------------------------------------------------
@@ -262,7 +286,11 @@ def patch_from_arguments(arguments: Any) -> str:
 
 
 def call_tool(
-    workspace: vfs.Workspace, arguments: Any, *, on_commit: Callable[[vfs.CommitResult], None] | None = None
+    workspace: vfs.Workspace,
+    arguments: Any,
+    *,
+    on_commit: Callable[[vfs.CommitResult], None] | None = None,
+    session: str | None = None,
 ) -> ToolResult:
     """Run one ``apply_patch`` tool call; errors become model-facing text (never a traceback).
 
@@ -270,7 +298,7 @@ def call_tool(
     ``on_commit`` gets the committed transaction's result (a session records what was written).
     """
     try:
-        result = apply_patch(workspace, patch_from_arguments(arguments))
+        result = apply_patch(workspace, patch_from_arguments(arguments), session=session)
     except vfs.VfsError as exc:  # ApplyPatchError included
         return error_result(exc, prefix="")
     if on_commit is not None and result.commit is not None:

@@ -6,9 +6,10 @@ there (so the model's retry can succeed first time). Nothing is ever edited on a
 
 1. line numbers copied from the ``view`` output (``"    12  "`` prefixes);
 2. a leading or trailing line break that the file does not have there;
-3. curly vs straight quotes;
+3. unicode punctuation vs ASCII (:data:`UNICODE_MAP`: curly quotes, unicode dashes and spaces,
+   the set Codex's apply_patch normalises);
 4. whitespace: indentation (tabs vs spaces), trailing spaces, spacing inside lines, line endings;
-5. quotes and whitespace together.
+5. punctuation and whitespace together.
 """
 
 from __future__ import annotations
@@ -30,7 +31,12 @@ QUOTE_MAP = {
     "\u201f": '"',  # double high-reversed-9 quotation mark
     "\u2033": '"',  # double prime
 }
-_QUOTES = str.maketrans(QUOTE_MAP)
+#: Codex's set (apply_patch's last matching pass): dashes and minus to ``-``, unicode spaces to ``' '``.
+DASH_MAP = {chr(code): "-" for code in (*range(0x2010, 0x2016), 0x2212)}
+SPACE_MAP = {chr(code): " " for code in (0x00A0, *range(0x2002, 0x200B), 0x202F, 0x205F, 0x3000)}
+#: Every look-alike that is compared as its ASCII twin (one character for one: offsets are kept).
+UNICODE_MAP = {**QUOTE_MAP, **DASH_MAP, **SPACE_MAP}
+_QUOTES = str.maketrans(UNICODE_MAP)
 _LINE_NUMBER = re.compile(r"^ *\d+(?:  |\t)")
 #: The file text quoted in a hint is capped; past this, the hint points at the lines instead.
 MAX_QUOTED = 2000
@@ -152,14 +158,30 @@ def _whitespace_detail(found: str, old: str) -> str:
     return "the spacing inside a line differs"
 
 
+def normalise_unicode(text: str) -> str:
+    """``text`` with each look-alike of :data:`UNICODE_MAP` replaced by its ASCII twin."""
+    return text.translate(_QUOTES)
+
+
+def name_unicode(chars: set[str]) -> str:
+    """``curly quotes (U+2019), unicode dashes (U+2014)``: the kinds present, each with its characters."""
+    kinds = (("curly quotes", QUOTE_MAP), ("unicode dashes", DASH_MAP), ("non-breaking or unicode spaces", SPACE_MAP))
+    named = []
+    for label, table in kinds:
+        found = sorted(char for char in chars if char in table)
+        if found:
+            named.append(f"{label} ({' '.join(f'U+{ord(char):04X}' for char in found)})")
+    return ", ".join(named)
+
+
 def _quote_detail(found: str, old: str) -> str:
-    file_quotes = sorted({char for char in found if char in QUOTE_MAP})
-    old_quotes = sorted({char for char in old if char in QUOTE_MAP})
-    if file_quotes and not old_quotes:
-        return f"the file has curly quotes ({' '.join(file_quotes)}) where old_str has straight ones"
-    if old_quotes and not file_quotes:
-        return f"old_str has curly quotes ({' '.join(old_quotes)}) where the file has straight ones"
-    return "curly and straight quotes differ"
+    file_chars = {char for char in found if char in UNICODE_MAP}
+    old_chars = {char for char in old if char in UNICODE_MAP}
+    if file_chars and not old_chars:
+        return f"the file has {name_unicode(file_chars)} where old_str has ASCII"
+    if old_chars and not file_chars:
+        return f"old_str has {name_unicode(old_chars)} where the file has ASCII"
+    return "unicode punctuation (curly quotes, dashes or spaces) differs"
 
 
 def _where(content: str, found: Sequence[Near]) -> str:
@@ -232,7 +254,7 @@ def _check_newlines(content: str, old: str) -> str | None:
 
 
 def _check_quotes(content: str, old: str) -> str | None:
-    if not any(char in QUOTE_MAP for char in content + old):
+    if not any(char in UNICODE_MAP for char in content + old):
         return None
     normalised_content = content.translate(_QUOTES)  # one char for one char: offsets are kept
     found = _literal(normalised_content, old.translate(_QUOTES))
@@ -240,7 +262,7 @@ def _check_quotes(content: str, old: str) -> str | None:
         return None
     detail = _quote_detail(content[found[0].start : found[0].end], old)
     return (
-        f"old_str would match at {_where(content, found)} if curly and straight quotes were treated alike: "
+        f"old_str would match at {_where(content, found)} if unicode punctuation were treated as ASCII: "
         f"{detail}.{_exact(content, found)}"
     )
 
@@ -253,7 +275,7 @@ def _check_whitespace(content: str, old: str, translate: Callable[[str], str] = 
     detail = _whitespace_detail(region, old)
     quotes = ""
     if translate(old) != old or translate(region) != region:
-        quotes = " and curly vs straight quotes were treated alike"
+        quotes = " and unicode punctuation were treated as ASCII"
         detail += "; " + _quote_detail(region, old)
     return (
         f"old_str would match at {_where(content, found)} if whitespace were ignored{quotes}: "
@@ -267,6 +289,6 @@ def diagnose(content: str, old: str) -> str | None:
         hint = check(content, old)
         if hint:
             return hint
-    if any(char in QUOTE_MAP for char in content + old):
+    if any(char in UNICODE_MAP for char in content + old):
         return _check_whitespace(content, old, lambda s: s.translate(_QUOTES))
     return None

@@ -8,7 +8,16 @@ normalised, so CRLF, LF, mixed and lone-CR files, tabs and a missing final newli
   ``old_str`` uses bare LF, the match is retried with each LF of ``old_str`` allowed to be CRLF in the
   file, and ``new_str``'s bare LFs then become CRLF (a unique match is still required).
 * ``insert``: in a CRLF file (decided at the insertion point) the inserted line breaks are CRLF.
-* A failed match carries a diagnosis of the near miss (see :mod:`diagnose`).
+* When ``old_str`` does not appear verbatim, the tolerant rules of :mod:`tolerant` (trailing
+  whitespace, indentation, unicode punctuation, line-number prefixes, elision) apply the edit when
+  their reading is unambiguous; the reply then says which one matched.
+* An exact, unique match is refused when it starts after a line's indentation and ``new_str``'s
+  next lines could not be placed, or when the same lines sit elsewhere at another indentation.
+* A failed match carries a diagnosis of the near miss (see :mod:`diagnose`); with none, and
+  ``new_str`` (two non-blank lines or more) in the file exactly once as whole lines, it is ``AlreadyApplied`` (the call was
+  sent twice): "this change is already present at lines N-M; nothing was changed". So is a
+  match of ``old_str`` that lies inside that one occurrence of ``new_str`` at the place
+  ``new_str`` holds it (an insertion sent twice: applying it again would repeat the insertion).
 """
 
 from __future__ import annotations
@@ -16,9 +25,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from editors.str_replace_editor import diagnose
+from editors.str_replace_editor import diagnose, tolerant
 from editors.str_replace_editor.render import split_lines
-from vfs.errors import AmbiguousEdit, EditNotFound, InvalidArgument
+from vfs.errors import AlreadyApplied, AmbiguousEdit, EditNotFound, InvalidArgument
 
 
 class InsertLineError(InvalidArgument):
@@ -69,23 +78,43 @@ def crlf_matches(content: str, old: str) -> list[Match]:
 class Replaced:
     text: str
     line: int  # 1-based line where the replaced text started
+    old_last_line: int  # 1-based last line of the replaced text, in the file before
+    new_last_line: int  # 1-based last line of the new text, in ``text``
     adapted_line_endings: bool
+    note: str | None = None  # set when a tolerant rule matched: one sentence for the reply
+
+
+def _last_line(first: int, text: str) -> int:
+    """The line where ``text`` ends when it starts on line ``first`` (a final line break ends a line)."""
+    return first + text.removesuffix("\n").count("\n") if text else first
+
+
+def splice(content: str, start: int, end: int, replacement: str, *, adapted: bool = False,
+           note: str | None = None) -> Replaced:  # fmt: skip
+    line = line_at(content, start)
+    return Replaced(
+        content[:start] + replacement + content[end:],
+        line,
+        _last_line(line, content[start:end]),
+        _last_line(line, replacement),
+        adapted,
+        note,
+    )
 
 
 def replace_unique(content: str, old: str, new: str, *, path: str) -> Replaced:
-    """Replace the single occurrence of ``old``; ``EditNotFound`` / ``AmbiguousEdit`` otherwise."""
+    """Replace the single occurrence of ``old``; ``EditNotFound`` / ``AmbiguousEdit`` otherwise.
+
+    Order: the exact text; its CRLF form; the tolerant rules (:mod:`tolerant`), each applied only
+    when its reading is unambiguous; then a refusal, ``AlreadyApplied`` when ``new`` is in the file
+    and ``old`` nowhere (not even as a near miss).
+    """
     offsets = find_all(content, old)
     matches = [Match(offset, offset + len(old)) for offset in offsets]
     adapted = False
     if not matches:
         matches = crlf_matches(content, old)
         adapted = bool(matches)
-    if not matches:
-        message = f"No replacement was performed, old_str `{old}` did not appear verbatim in {path}."
-        hint = diagnose.diagnose(content, old)
-        if hint:
-            message += " " + hint
-        raise EditNotFound(message, path=path)
     if len(matches) > 1:
         lines = ", ".join(str(line_at(content, m.start)) for m in matches)
         raise AmbiguousEdit(
@@ -93,12 +122,111 @@ def replace_unique(content: str, old: str, new: str, *, path: str) -> Replaced:
             "Please ensure it is unique",
             path=path,
         )
-    match = matches[0]
-    replacement = new
-    if adapted and "\r\n" in content[match.start : match.end]:
-        replacement = to_crlf(new)
-    text = content[: match.start] + replacement + content[match.end :]
-    return Replaced(text, line_at(content, match.start), adapted)
+    if matches:
+        match = matches[0]
+        _refuse_reapplying(content, old, new, match, path)
+        _refuse_lost_indentation(content, old, new, match, path)
+        _refuse_other_indentation(content, old, match, path)
+        replacement = new
+        if adapted and "\r\n" in content[match.start : match.end]:
+            replacement = to_crlf(new)
+        return splice(content, match.start, match.end, replacement, adapted=adapted)
+    tolerated = _tolerant(content, old, new, path)
+    if tolerated is not None:
+        return splice(content, tolerated.start, tolerated.end, tolerated.replacement, note=tolerated.note)
+    message = f"No replacement was performed, old_str `{old}` did not appear verbatim in {path}."
+    hint = diagnose.diagnose(content, old)
+    if hint:
+        raise EditNotFound(f"{message} {hint}", path=path)
+    present = already_present(content, new)
+    if present is not None:
+        raise AlreadyApplied(already_applied_message(*present), path=path)
+    raise EditNotFound(message, path=path)
+
+
+def _tolerant(content: str, old: str, new: str, path: str) -> tolerant.Splice | None:
+    """The tolerant rules in order: line-number prefixes, whitespace and unicode, elision."""
+    numbered = tolerant.strip_line_numbers(old)
+    if numbered is not None:
+        stripped, first = numbered
+        found = [Match(at, at + len(stripped)) for at in find_all(content, stripped)] or crlf_matches(content, stripped)
+        if len(found) == 1 and line_at(content, found[0].start) == first:
+            replacement = tolerant.strip_new_line_numbers(new)
+            if "\r\n" in content[found[0].start : found[0].end]:
+                replacement = to_crlf(replacement)
+            _refuse_lost_indentation(content, stripped, replacement, found[0], path)
+            note = "Matched ignoring the line-number prefixes copied from the `view` output."
+            return tolerant.Splice(found[0].start, found[0].end, replacement, note)
+    return tolerant.match_passes(content, old, new, path=path) or tolerant.match_elision(content, old, new, path=path)
+
+
+def _refuse_reapplying(content: str, old: str, new: str, match: Match, path: str) -> None:
+    """``new`` contains ``old``, and the match of ``old`` sits inside the one occurrence of ``new``:
+    the file already reads as the edit would make it (an insertion sent twice); again would repeat it."""
+    inside = new.find(old)
+    if inside < 0 or new == old:
+        return
+    present = already_present(content, new)
+    if present is not None and content.startswith(new, match.start - inside):
+        raise AlreadyApplied(already_applied_message(*present), path=path)
+
+
+def _refuse_lost_indentation(content: str, old: str, new: str, match: Match, path: str) -> None:
+    """An ``old_str`` found after a line's indentation, with nothing to show whether ``new_str``'s
+    next lines are written relative to it or to column 0: refused rather than guessed."""
+    line_start = content.rfind("\n", 0, match.start) + 1
+    indent = content[line_start : match.start]
+    if not indent or indent.strip(" \t") or "\n" not in new.rstrip("\n"):
+        return
+    if any(line.strip() for line in old.split("\n")[1:]):
+        return  # old_str's own next lines matched at their absolute indentation: new_str's are literal too
+    raise EditNotFound(
+        f"No replacement was performed: old_str matches at line {line_at(content, match.start)} of {path} after "
+        f"the line's indentation {indent!r}, and new_str's next lines would lose that indentation. Include the "
+        "line's indentation in old_str and write new_str's lines with the file's indentation.",
+        path=path,
+    )
+
+
+def _refuse_other_indentation(content: str, old: str, match: Match, path: str) -> None:
+    """The same lines also sit elsewhere at another indentation: which copy was meant is unclear."""
+    lines = old.split("\n")
+    if len([line for line in lines if line.strip()]) < 2:
+        return
+    copies = tolerant.shifted_copies(content, old)
+    here = line_at(content, match.start)
+    others = [first for first in copies if first != here]
+    if others:
+        raise AmbiguousEdit(
+            f"No replacement was performed: old_str matches at line {here} of {path}, and the same lines at "
+            f"another indentation at line {others[0]}. Add surrounding lines to old_str to say which is meant.",
+            path=path,
+        )
+
+
+def already_present(content: str, new: str) -> tuple[int, int] | None:
+    """The lines where ``new`` appears, when it has two non-blank lines or more and appears exactly
+    once, as whole lines (from a line's start or indentation to a line's end): a fragment inside a
+    longer line (``eta`` in ``beta``) or one generic line (``return None``) proves nothing."""
+    if len([line for line in new.split("\n") if line.strip()]) < 2:
+        return None
+    found = [Match(offset, offset + len(new)) for offset in find_all(content, new)] or crlf_matches(content, new)
+    if len(found) != 1 or not _whole_lines(content, found[0]):
+        return None
+    first = line_at(content, found[0].start)
+    return first, _last_line(first, content[found[0].start : found[0].end])
+
+
+def _whole_lines(content: str, match: Match) -> bool:
+    before = content[content.rfind("\n", 0, match.start) + 1 : match.start]
+    after = content[match.end :].split("\n", 1)[0]
+    ends_line = content[match.end - 1 : match.end] == "\n" or after in ("", "\r")
+    return not before.strip(" \t") and ends_line
+
+
+def already_applied_message(first: int, last: int) -> str:
+    where = f"line {first}" if first == last else f"lines {first}-{last}"
+    return f"this change is already present at {where}; nothing was changed"
 
 
 def _separator_at(lines: list[str], insert_line: int) -> str:
@@ -132,3 +260,10 @@ def insert_text(content: str, insert_line: int, text: str) -> str:
     else:
         new_lines = [line + "\r" for line in new_lines]
     return "\n".join(head + new_lines + lines[insert_line:])
+
+
+def inserted(content: str, insert_line: int, text: str) -> Replaced:
+    """``insert_text`` as an edit outcome: the new lines sit after line ``insert_line``."""
+    result = insert_text(content, insert_line, text)
+    first = insert_line + 1
+    return Replaced(result, first, insert_line, _last_line(first, text), False)

@@ -1,9 +1,13 @@
 """The text of ``view`` on a directory: children and grandchildren, hidden entries left out.
 
 Rows are ``d\\t<abs path>`` (directory), ``f\\t<abs path>`` (regular file) or ``?\\t<abs path>``
-(anything else), each ending ``\\n``: the root row first, then every other row sorted by code point
-of the path. Skipped (and not descended into): names starting with ``.``, and names exactly
-``node_modules`` or ``__pycache__`` (``node_modules_old`` and ``__pycache__backup`` are listed).
+(anything else), each ending ``\\n``: the root row first, then every other row sorted by the
+path's UTF-16 code units (as the DSH editor sorts). Skipped (and not descended into): names starting
+with ``.``, and names exactly ``node_modules`` or ``__pycache__`` (``node_modules_old`` and
+``__pycache__backup`` are listed). A symlink is shown as what it leads to (``f``, ``d``; ``?`` when
+dangling or leading out of the workspace), a link to a directory is descended into, and every row
+keeps the path it was reached by (children of a link are shown under the link), as the DSH editor
+does.
 
 **Ours**: clipping keeps whole rows and says how many entries were shown.
 """
@@ -45,11 +49,14 @@ def header(path: str) -> str:
     )
 
 
-def collect(root: str, list_dir: Callable[[str], Iterable[Entry]]) -> list[tuple[str, str]]:
+def collect(
+    root: str, list_dir: Callable[[str], Iterable[Entry]], link_kind: Callable[[str], str] = lambda _: "other"
+) -> list[tuple[str, str]]:
     """``(marker, path)`` for the root, its children and grandchildren, in display order.
 
-    ``list_dir(path)`` lists the direct children of a directory. An error listing the root
-    propagates; a subdirectory that cannot be listed is shown without its children.
+    ``list_dir(path)`` lists the direct children of a directory; ``link_kind(path)`` tells what a
+    symlink leads to. An error listing the root propagates; a subdirectory that cannot be listed is
+    shown without its children.
     """
     rows: list[tuple[str, str]] = []
 
@@ -58,16 +65,23 @@ def collect(root: str, list_dir: Callable[[str], Iterable[Entry]]) -> list[tuple
             name = posixpath.basename(entry.path.rstrip("/"))
             if is_skipped(name):
                 continue
-            rows.append((kind_marker(entry.kind), entry.path))
-            if entry.kind == "directory" and depth < DEPTH:
+            shown = posixpath.join(directory, name)  # the path it was reached by, through links too
+            kind = link_kind(shown) if entry.kind == "symlink" else entry.kind
+            rows.append((kind_marker(kind), shown))
+            if kind == "directory" and depth < DEPTH:
                 try:
-                    visit(entry.path, depth + 1)
+                    visit(shown, depth + 1)
                 except OSError:
                     continue
 
     visit(root, 1)
-    rows.sort(key=lambda item: item[1])
+    rows.sort(key=lambda item: sort_key(item[1]))
     return [("d", root), *rows]
+
+
+def sort_key(path: str) -> bytes:
+    """UTF-16 code-unit order (JavaScript's string order), as the DSH editor sorts its rows."""
+    return path.encode("utf-16-be", "surrogatepass")
 
 
 def render_listing(path: str, rows: Iterable[tuple[str, str]], *, max_output_chars: int = 16000) -> str:

@@ -6,7 +6,7 @@ line and an empty file has 1 line. ``view_range`` and ``insert_line`` use the sa
 **Ours**: a CR right before an LF is not shown (the file keeps it), and long output is clipped at a
 row boundary, never mid-line, with a note naming the lines shown and the ``view_range`` that
 continues. The one exception: a single line longer than the whole budget is cut, and the note
-says so.
+says so. The header is never cut: when it leaves no room, no line is shown and the note says so.
 """
 
 from __future__ import annotations
@@ -117,7 +117,9 @@ def _clip_file_view(
         number = first
         text = shown_line(lines, number - 1)
         prefix = f"{number:>{NUMBER_WIDTH}}  "
-        room = max(max_output_chars - used - len(prefix) - 1, 0)
+        room = max_output_chars - used - len(prefix) - 1
+        if room <= 0:
+            return header + TRUNCATED_MESSAGE + _no_room_note(max_output_chars, first, n_lines)
         parts.append(prefix + text[:room] + "\n")
         kept = 1
         cut_note = (
@@ -133,6 +135,15 @@ def _clip_file_view(
     else:
         note += "</NOTE>\n"
     return "".join(parts) + TRUNCATED_MESSAGE + note
+
+
+def _no_room_note(max_output_chars: int, first: int, n_lines: int) -> str:
+    """The header is never cut (it carries the path and the line count), even when it alone fills
+    the budget; then no line is shown and the note says why."""
+    return (
+        f"\n<NOTE>Shown: no lines of {n_lines} (from line {first}): the output limit ({max_output_chars} "
+        "characters) leaves no room after this header.</NOTE>\n"
+    )
 
 
 def _continuation_end(

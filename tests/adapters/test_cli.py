@@ -56,7 +56,7 @@ def test_serve_refuses_a_missing_local_root(tmp_path: Path) -> None:
     missing = tmp_path / "no" / "such" / "dir"
     done = run_cli("serve", "--root", str(missing))
     assert done.returncode == FAILURE
-    assert one_line(done.stderr) == f"vfs serve: workspace root {missing} is not an existing directory (FS_NOT_FOUND)"
+    assert one_line(done.stderr) == f"vfs serve: The workspace root {missing} does not exist. [FS_BAD_ROOT]"
     assert done.stdout == b""
     assert not missing.exists()
 

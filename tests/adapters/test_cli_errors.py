@@ -17,7 +17,7 @@ from tests.adapters.support import run_cli
     ("error", "status", "line"),
     [
         (CliError("cannot listen", prog="vfs serve"), 1, "vfs serve: cannot listen"),
-        (CliError.of(vfs.NotFound("no such file"), prog="vfs log"), 1, "vfs log: no such file (FS_NOT_FOUND)"),
+        (CliError.of(vfs.NotFound("no such file"), prog="vfs log"), 1, "vfs log: no such file [FS_NOT_FOUND]"),
         (UsageError("bad option", prog="vfs schema"), 2, "vfs schema: bad option (see 'vfs schema --help')"),
         (UsageError("bad option"), 2, "vfs: bad option (see 'vfs --help')"),
         (Interrupted(), 130, "vfs: interrupted"),
@@ -31,7 +31,7 @@ def test_each_error_renders_itself(error: CliError, status: int, line: str) -> N
 def test_a_failed_tool_call_splits_text_and_code(capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     ToolFailed(ToolResult("Error: nope", True, "FS_NOT_FOUND")).show()
     captured = capsysbinary.readouterr()
-    assert (captured.out, captured.err) == (b"Error: nope\n", b"code: FS_NOT_FOUND\n")
+    assert (captured.out, captured.err) == (b"Error: nope\n", b"vfs tool: call failed [FS_NOT_FOUND]\n")
 
 
 @pytest.mark.parametrize("verb", ["undo", "log", "recover", "demo", "serve"])
@@ -39,13 +39,13 @@ def test_a_vfs_error_of_any_verb_is_one_line_with_its_code(verb: str) -> None:
     done = run_cli(verb, "--root", "memory://cli-errors", "--mount", "relative")
     assert done.returncode == 1, done.stderr
     assert done.stderr.decode() == (
-        f"vfs {verb}: The mount point must be an absolute path, got 'relative' (FS_INVALID_ARGUMENT)\n"
+        f"vfs {verb}: The mount point must be an absolute path, got 'relative' [FS_INVALID_ARGUMENT]\n"
     )
 
 
 def test_undo_with_nothing_to_undo(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["undo", "--root", "memory://cli-errors-undo"]) == 1
-    assert capsys.readouterr().err == "vfs undo: There is no transaction to undo. (FS_NOT_FOUND)\n"
+    assert capsys.readouterr().err == "vfs undo: There is no transaction to undo. [FS_NOT_FOUND]\n"
 
 
 def test_a_usage_error_of_the_top_level_parser(capsys: pytest.CaptureFixture[str]) -> None:

@@ -39,17 +39,21 @@ def test_plain_name_and_arguments(ws: vfs.Workspace) -> None:
     reply = handle_tool_call(ws, "str_replace_editor", {"command": "view", "path": "/workspace/src/app.py"})
     assert not reply.is_error and reply.code is None
     assert "x = 1" in reply.text
-    assert reply.message() == {"code": None, "is_error": False, "text": reply.text}
+    assert reply.message()["text"] == reply.text
+    assert reply.message()["data"]["locations"] == [{"path": "/workspace/src/app.py", "start": 1, "end": 2}]
     reply = handle_tool_call(ws, "apply_patch", PATCH)  # the patch text itself
     assert reply.text == "Success. Updated the following files:\nM src/app.py\n"
     assert content(ws) == b"x = 2\n"
-    changes = [{"path": "/workspace/src/app.py", "action": "update"}]
-    assert reply.message() == {
-        "code": None,
-        "is_error": False,
-        "text": reply.text,
-        "data": {"txid": ws.log(1)[0].txid, "changes": changes},
-    }
+    message = reply.message()
+    assert message["text"] == reply.text and message["is_error"] is False and message["code"] is None
+    assert message["data"]["txid"] == ws.log(1)[0].txid
+    [card] = message["data"]["files"]
+    assert (card["path"], card["action"], card["version"]) == (
+        "/workspace/src/app.py",
+        "modify",
+        ws.stat(card["path"]).version,
+    )
+    assert card["diff"] == "--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n"
 
 
 def test_openai_custom_tool_call(ws: vfs.Workspace) -> None:

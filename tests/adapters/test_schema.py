@@ -100,7 +100,7 @@ def test_schemas_come_from_the_tools_own_models() -> None:
     ("fmt", "keys"),
     [
         ("anthropic", {"name", "description", "input_schema"}),
-        ("mcp", {"name", "description", "inputSchema"}),
+        ("mcp", {"name", "description", "inputSchema", "outputSchema"}),
         ("openai-function", {"type", "name", "description", "strict", "parameters"}),
     ],
 )

@@ -91,4 +91,5 @@ def test_tool_errors_carry_text_and_code() -> None:
     assert [(c.type, c.text) for c in error.content] == [("text", "Error: nope")]
     assert error.structured_content == {"code": "FS_NOT_FOUND", "is_error": True, "text": "Error: nope"}
     ok = to_call_result(ToolResult("done"))
-    assert ok.is_error is False and ok.structured_content is None
+    # structuredContent on every call: a tool with an outputSchema must send it (the MCP spec)
+    assert ok.is_error is False and ok.structured_content == {"code": None, "is_error": False, "text": "done"}

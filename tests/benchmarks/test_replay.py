@@ -22,7 +22,7 @@ PER_CLASS = 3
 #: and so that a fix shows up as a test to update.
 KNOWN_WRONG = {
     "ours.apply_patch": set(),
-    "ours.str_replace_editor": {"indentation_lost", "sent_twice"},
+    "ours.str_replace_editor": set(),
 }
 OURS = ("ours.str_replace_editor", "ours.apply_patch")
 

@@ -43,6 +43,19 @@ def test_sigkill_at_random_instants_fresh_interpreter(tmp_path):
     assert report.counts.get("ended in A", 0) + report.counts.get("ended in B", 0) == 12
 
 
+# slow: a campaign at CI size (the fast tier, -m "not slow", leaves it to the full run)
+@pytest.mark.slow
+def test_sigkill_at_random_instants_of_rewinds_and_redos(tmp_path):
+    report = crash.run_history(60, seed=10, workdir=str(tmp_path))
+    assert report.trials == 60
+    assert report.failures == [], report.render()
+    # the kills really landed inside both kinds of history at work, mid-way
+    assert report.counts.get("killed inside a rewind", 0) >= 3, report.render()
+    assert report.counts.get("killed inside a redo", 0) >= 3, report.render()
+    assert report.counts.get("tree mixed on disk before recovery", 0) >= 1, report.render()
+    assert report.counts.get("recovery rolled back", 0) >= 1, report.render()
+
+
 def test_trees_differ_in_every_kind_of_change():
     """The flip really adds in new nested directories, updates, deletes and moves (with its mode)."""
     a, b = crash.TREE_A, crash.TREE_B

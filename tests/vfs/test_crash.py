@@ -162,3 +162,46 @@ def test_sigkill_at_each_step_of_an_undo_keeps_history_consistent(tmp_path, step
     while again.log():  # every later undo works, all the way back
         again.undo()
     assert snapshot_tree(again) == {}
+
+
+HISTORY_CHILD = textwrap.dedent(
+    """
+    import sys, vfs
+    ws = vfs.open_workspace(sys.argv[1])
+    ws.rewind("start") if sys.argv[2] == "rewind" else ws.redo()
+    print("done")
+    """
+)
+
+
+@pytest.mark.parametrize("step", STEPS_OLD + STEPS_NEW)
+@pytest.mark.parametrize("verb", ["rewind", "redo"])
+def test_sigkill_at_each_step_of_a_rewind_or_redo_leaves_all_old_or_all_new(tmp_path, step, verb):
+    """A rewind and a redo are journaled transactions over every file: killed at any step, the
+    reopened tree is the one before or the one after, and history goes on from there."""
+    root = str(tmp_path)
+    populate(LocalBackend(root), START)
+    ws = vfs.open_workspace(root)
+    start_tree = snapshot_tree(ws, modes=True)
+    ws.checkpoint("start")
+    assert _run_child(root, "").returncode == 0  # the multi-file commit the rewind reverts
+    changed_tree = snapshot_tree(ws, modes=True)
+    if verb == "redo":
+        ws.rewind("start")
+    before, after = (changed_tree, start_tree) if verb == "rewind" else (start_tree, changed_tree)
+    env = {**os.environ, "VFS_TEST_CRASH_AT": step, "PYTHONPATH": os.getcwd()}
+    result = subprocess.run(
+        [sys.executable, "-c", HISTORY_CHILD, root, verb], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == -signal.SIGKILL, (result.returncode, result.stderr)
+    again = vfs.open_workspace(root)  # recovery
+    state = snapshot_tree(again, modes=True)
+    assert state == (after if step in STEPS_NEW else before)
+    assert not again.pending()
+    # history goes on from whichever state recovery left: the other way round works
+    if state == changed_tree:
+        again.rewind("start")
+        assert snapshot_tree(again, modes=True) == start_tree
+    else:
+        again.redo()
+        assert snapshot_tree(again, modes=True) == changed_tree

@@ -31,6 +31,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "checkpoint": ("editors.adapters.cli.history_cmd", "name the current point of history"),
     "rewind": ("editors.adapters.cli.history_cmd", "revert every transaction after a checkpoint or txid, atomically"),
     "recover": ("editors.adapters.cli.history_cmd", "finish or roll back a commit interrupted by a crash"),
+    "prune": ("editors.adapters.cli.history_cmd", "show the history's size; forget its oldest records"),
     "serve": ("editors.adapters.cli.serve_cmd", "serve the tools over MCP (stdio or HTTP)"),
     "schema": ("editors.adapters.cli.schema_cmd", "print tool definitions for OpenAI, Anthropic or MCP"),
     "demo": ("editors.adapters.cli.demo_cmd", "apply an example patch to a fresh workspace and show the result"),
@@ -38,10 +39,14 @@ VERBS: dict[str, tuple[str, str]] = {
 
 EPILOG = """examples:
   vfs demo                                   try it on an in-memory workspace
-  vfs apply < change.patch                   apply a patch in the current directory
-  vfs apply --root s3://bucket/ws --storage-option endpoint_url=http://127.0.0.1:9000 p.patch
+  vfs apply change.patch                     apply a patch file in the current directory (or: < change.patch)
+  vfs apply --root s3://bucket/ws --storage-option endpoint_url=http://127.0.0.1:9000 change.patch
   vfs tool str_replace_editor '{"command": "view", "path": "/repo/README.md"}' --root /repo
   vfs log && vfs undo
+
+Failures: 'vfs VERB: MESSAGE [CODE]' on stderr, exit 1 (usage errors: exit 2); with --json, also
+{"code", "is_error", "text"} on stdout. vfs apply prints Codex's exact texts when stderr is not a
+terminal (a drop-in for Codex's apply_patch).
 """
 
 
@@ -70,6 +75,7 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"vfs {version()}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     for name, (module_name, help_text) in _available_verbs().items():
         sp = sub.add_parser(name, help=help_text, description=help_text)
@@ -77,6 +83,16 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
             module = importlib.import_module(module_name)
             module.configure(sp, name)
     return parser
+
+
+def version() -> str:
+    """The installed distribution's version ("unknown" when run from a checkout never installed)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("vfs")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def _parse_quick(args_list: list[str]) -> Any:
@@ -137,9 +153,12 @@ def _main(args_list: list[str]) -> int:
         sys.stdout.flush()
     except CliError as exc:
         exc.prog = exc.prog or f"vfs {args.verb}"
+        exc.json_output = bool(getattr(args, "json", False))
         raise
     except vfs.VfsError as exc:  # what a verb did not handle itself: its message and code
-        raise CliError.of(exc, prog=f"vfs {args.verb}") from None
+        error = CliError.of(exc, prog=f"vfs {args.verb}")
+        error.json_output = bool(getattr(args, "json", False))
+        raise error from None
     except BrokenPipeError:
         # The reader went away (`vfs log | head`): stop quietly, as Unix tools do.
         devnull = os.open(os.devnull, os.O_WRONLY)

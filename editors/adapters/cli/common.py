@@ -58,18 +58,87 @@ def parse_storage_options(pairs: list[str]) -> dict[str, Any]:
 
 
 def open_workspace(args: argparse.Namespace | SimpleNamespace, **options: Any) -> vfs.Workspace:
-    """Open the workspace the common options name; ``options`` go to :class:`vfs.Workspace`."""
+    """Open the workspace the common options name; ``options`` go to :class:`vfs.Workspace`.
+
+    A local root that is missing or not a directory is ``FS_BAD_ROOT`` (from vfs). On an object
+    store, the root is looked at once, so that missing credentials or a missing bucket are said as
+    such, with how to give them, by every verb (instead of a botocore class name, or a file said to
+    be missing)."""
     root = args.root if args.root is not None else os.getcwd()
-    return vfs.open_workspace(
-        root,
-        mode=getattr(args, "mode", "workspace-write"),
-        mount=getattr(args, "mount", None),
-        storage_options=parse_storage_options(args.storage_option),
-        **options,
-    )
+    try:
+        ws = vfs.open_workspace(
+            root,
+            mode=getattr(args, "mode", "workspace-write"),
+            mount=getattr(args, "mount", None),
+            storage_options=parse_storage_options(args.storage_option),
+            **options,
+        )
+    except vfs.VfsError as exc:
+        raise _object_store_problem(str(root), exc) or exc from None
+    if _is_object_store(str(root)):
+        try:
+            ws.list(ws.mount)  # a fresh prefix lists as empty; a missing bucket fails
+        except vfs.VfsError as exc:
+            problem = _object_store_problem(str(root), exc)
+            if problem is not None:
+                ws.close()
+                raise problem from None
+    return ws
 
 
-def read_stdin() -> bytes:
-    """All of stdin, as bytes (a text stream without a buffer: tests feeding text)."""
+_OBJECT_STORES = ("s3://", "s3a://")
+CREDENTIALS_HELP = (
+    "Give them as environment variables (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE), "
+    "or as storage options (--storage-option key=... --storage-option secret=...); a server other "
+    "than AWS also needs --storage-option endpoint_url=URL (or AWS_ENDPOINT_URL)."
+)
+
+
+def _is_object_store(root: str) -> bool:
+    return root.startswith(_OBJECT_STORES)
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    found: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in found:
+        found.append(current)
+        current = current.__cause__ or current.__context__
+    return found
+
+
+def _object_store_problem(root: str, exc: vfs.VfsError) -> vfs.VfsError | None:
+    """What is missing to reach the object store at ``root``, said with how to give it, or ``None``."""
+    if not _is_object_store(root):
+        return None
+    names = {type(cause).__name__ for cause in _causes(exc)}
+    text = " ".join(str(cause) for cause in _causes(exc))
+    if names & {"NoCredentialsError", "PartialCredentialsError"} or "Unable to locate credentials" in text:
+        return vfs.PermissionDenied(f"No S3 credentials were found for {root}. {CREDENTIALS_HELP}", path=root)
+    bucket = root.split("://", 1)[1].split("/", 1)[0]
+    if "NoSuchBucket" in names or "NoSuchBucket" in text:
+        return vfs.WorkspaceRootInvalid(
+            f"The bucket {bucket} of the workspace root {root} does not exist (create it first; "
+            "check the name, and --storage-option endpoint_url=URL for a server other than AWS).",
+            path=root,
+        )
+    return None
+
+
+def read_stdin(waiting_for: str = "") -> bytes:
+    """All of stdin, as bytes (a text stream without a buffer: tests feeding text). On a terminal,
+    ``waiting_for`` is said on stderr first, so nobody waits for a command that waits for them."""
+    if waiting_for and _isatty(sys.stdin):
+        from editors.adapters.cli.errors import write
+
+        write(sys.stderr, f"{waiting_for} (end with Ctrl-D; Ctrl-C to cancel)\n")
     stdin = getattr(sys.stdin, "buffer", None)
     return bytes(stdin.read()) if stdin is not None else sys.stdin.read().encode("utf-8")
+
+
+def _isatty(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except (OSError, ValueError):
+        return False

@@ -1,15 +1,20 @@
 """``vfs demo``: the main job on an embedded default, no server and no setup.
 
-Applies an example multi-file patch to a fresh workspace (in memory by default, or ``--root``),
-shows the result, then shows a concurrent change being detected instead of clobbered.
+Applies an example multi-file patch to a fresh workspace, shows the result, then shows a
+concurrent change being detected instead of clobbered. The workspace is in memory by default;
+``--root DIR`` (or an object-store URL) runs it in a new subdirectory ``vfs-demo-XXXXXXXX`` of DIR,
+so the demo never touches a file that was there before it.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import secrets
+import shutil
 
 import vfs
-from editors.adapters.cli.common import add_workspace_args, open_workspace
+from editors.adapters.cli.common import add_workspace_args, open_workspace, parse_storage_options
 from editors.adapters.cli.errors import EXIT_FAILURE, EXIT_OK
 from editors.apply_patch.tool import apply_patch
 from editors.str_replace_editor.tool import StrReplaceEditor
@@ -42,18 +47,47 @@ PATCH = """*** Begin Patch
 def configure(parser: argparse.ArgumentParser, verb: str) -> None:
     add_workspace_args(parser)
     parser.set_defaults(root="memory://")
+    for action in parser._actions:
+        if action.dest == "root":
+            action.help = (
+                "where to run the demo (default: memory://, in memory); a directory or URL given here "
+                "gets a new subdirectory vfs-demo-XXXXXXXX, and nothing already in it is touched"
+            )
 
 
 def run(args: argparse.Namespace) -> int:
-    """A vfs error goes up to the entry point, which shows it (``vfs demo: ... (CODE)``, exit 1)."""
-    ws = open_workspace(args)
+    """A vfs error goes up to the entry point, which shows it (``vfs demo: ... [CODE]``, exit 1)."""
+    given = str(args.root)
+    args.root = fresh_root(given, parse_storage_options(args.storage_option))
     try:
-        _one_patch(ws)
-        stale = _concurrent_edit(ws)
-        _history(ws)
-        return EXIT_OK if stale else EXIT_FAILURE
-    finally:
-        ws.close()
+        ws = open_workspace(args)
+        try:
+            _one_patch(ws)
+            stale = _concurrent_edit(ws)
+            _history(ws)
+            return EXIT_OK if stale else EXIT_FAILURE
+        finally:
+            ws.close()
+    except BaseException:
+        if args.root != given and os.path.isdir(args.root):  # the subdirectory this run made, and only it
+            shutil.rmtree(args.root, ignore_errors=True)
+        raise
+
+
+def fresh_root(root: str, storage_options: dict[str, object]) -> str:
+    """A new, empty place under ``root`` for the demo: ``memory://`` roots as they are (process
+    memory), a directory gets a new subdirectory (the directory must exist: ``FS_BAD_ROOT``), a
+    URL a new prefix."""
+    if root.startswith("memory://"):
+        return root
+    name = "vfs-demo-" + secrets.token_hex(4)
+    if "://" not in root or root.startswith("file://"):
+        path = root[len("file://") :] if root.startswith("file://") else root
+        vfs.open_workspace(path).close()  # FS_BAD_ROOT for a missing directory or a file
+        fresh = os.path.join(path, name)
+        os.mkdir(fresh)
+        return fresh
+    return root.rstrip("/") + "/" + name
 
 
 def _one_patch(ws: vfs.Workspace) -> None:

@@ -1,16 +1,22 @@
 """How the ``vfs`` command fails: each error carries its exit status and its rendering.
 
 As click's exceptions do: a verb raises, and the entry point (:func:`editors.adapters.cli.main`)
-shows the error and exits with its status. So every verb fails the same way:
+shows the error and exits with its status. One format for people, on stderr, for every verb:
 
-- :class:`CliError`: ``vfs VERB: MESSAGE`` on stderr, exit 1 (a vfs error adds its ``(CODE)``);
+    vfs VERB: MESSAGE [CODE]
+
+- :class:`CliError`: that line, exit 1 (``[CODE]``: the stable code of a vfs error, when there is one);
 - :class:`UsageError`: ``vfs VERB: MESSAGE (see 'vfs VERB --help')``, exit 2;
 - :class:`Interrupted`: ``vfs: interrupted``, exit 130 (Ctrl-C);
 
-and two verbs keep the contract of the program they stand in for:
+and two verbs keep the contract of the program they stand in for where a program reads them:
 
-- :class:`CodexError` (``vfs apply``, a drop-in for Codex's ``apply_patch``): Codex's text as is;
-- :class:`ToolFailed` (``vfs tool``): what the model would read on stdout, ``code: CODE`` on stderr.
+- :class:`CodexError` (``vfs apply``, a drop-in for Codex's ``apply_patch``): Codex's text as is
+  when stderr is not a terminal (a harness reads it); on a terminal, the line above;
+- :class:`ToolFailed` (``vfs tool``): what the model would read on stdout, the line above on stderr.
+
+With ``--json`` (``json_output``, set by the entry point) a failure also prints ``{"code", "is_error", "text"}``
+on stdout (the shape of a tool result), so the code is always there for a program.
 
 Imported by ``vfs apply``: only ``sys`` and ``typing`` at module level.
 """
@@ -42,29 +48,42 @@ def write(stream: IO[str], text: str) -> None:
 
 
 class CliError(Exception):
-    """A verb failed: ``PROG: MESSAGE`` on stderr, exit 1. ``prog`` (``vfs VERB``) is filled in by
-    the entry point when the verb that raised did not say."""
+    """A verb failed: ``PROG: MESSAGE [CODE]`` on stderr, exit 1. ``prog`` (``vfs VERB``) is filled
+    in by the entry point when the verb that raised did not say."""
 
     exit_code: ClassVar[int] = EXIT_FAILURE
 
-    def __init__(self, message: str, *, prog: str | None = None) -> None:
+    def __init__(self, message: str, *, prog: str | None = None, code: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.prog = prog
+        self.code = code
+        self.json_output = False  # set by the entry point for a verb run with --json
 
     @classmethod
     def of(cls, exc: vfs.VfsError, *, prog: str | None = None) -> CliError:
-        """A vfs error, with its stable code: ``PROG: MESSAGE (CODE)``."""
-        return cls(f"{exc.message} ({exc.code})", prog=prog)
+        """A vfs error, with its stable code: ``PROG: MESSAGE [CODE]``."""
+        return cls(exc.message, prog=prog, code=exc.code)
 
     def format_message(self) -> str:
-        return f"{self.prog or 'vfs'}: {self.message}"
+        """The one line (or lines: a patch's context) people read: ``PROG: MESSAGE [CODE]``."""
+        tail = f" [{self.code}]" if self.code else ""
+        return f"{self.prog or 'vfs'}: {self.message}{tail}"
 
     def show(self) -> None:
         try:
+            if self.json_output:
+                write(sys.stdout, json_error(self.message, self.code))
             write(sys.stderr, self.format_message() + "\n")
         except (OSError, ValueError):  # stderr closed or gone: the exit status still tells
             pass
+
+
+def json_error(text: str, code: str | None) -> str:
+    """A failure as ``--json`` prints it: the shape of a failed tool result."""
+    from editors.result import dumps
+
+    return dumps({"code": code or "FS_ERROR", "is_error": True, "text": text})
 
 
 class UsageError(CliError):
@@ -87,9 +106,12 @@ class Interrupted(CliError):
 
 
 class CodexError(CliError):
-    """``vfs apply``'s failures: the text Codex's ``apply_patch`` prints, as is, on stderr (exit 1)."""
+    """``vfs apply``'s failures (exit 1): the text Codex's ``apply_patch`` prints, as is, on stderr
+    when a program reads it; on a terminal, the human line with its code."""
 
     def format_message(self) -> str:
+        if _isatty(sys.stderr):
+            return super().format_message()
         return self.message
 
 
@@ -98,14 +120,31 @@ class CodexUsage(CodexError):
 
     exit_code = EXIT_USAGE
 
+    def format_message(self) -> str:
+        return self.message
+
 
 class ToolFailed(CliError):
-    """``vfs tool``'s failed call: the model's text on stdout, ``code: CODE`` on stderr, exit 1."""
+    """``vfs tool``'s failed call, exit 1: the model's text on stdout (as a success's would be),
+    ``vfs tool: call failed [CODE]`` on stderr."""
 
     def __init__(self, result: ToolResult) -> None:
-        super().__init__(result.text)
-        self.code = result.code
+        super().__init__(result.text, code=result.code)
+
+    def format_message(self) -> str:
+        return f"{self.prog or 'vfs tool'}: call failed [{self.code}]"
 
     def show(self) -> None:
-        write(sys.stdout, self.message if self.message.endswith("\n") else self.message + "\n")
-        write(sys.stderr, f"code: {self.code}\n")
+        try:
+            write(sys.stdout, self.message if self.message.endswith("\n") else self.message + "\n")
+        except (OSError, ValueError):
+            pass
+        super().show()
+
+
+def _isatty(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except (OSError, ValueError):
+        return False

@@ -135,17 +135,6 @@ def _token(args: argparse.Namespace) -> str | None:
     return token
 
 
-def _check_local_root(root: str | None) -> None:
-    """A local root must be an existing directory (a typo would otherwise serve an empty tree)."""
-    if root is None:
-        return
-    path = root[len("file://") :] if root.startswith("file://") else root
-    if "://" in path:
-        return
-    if not os.path.isdir(path):
-        raise vfs.NotFound(f"workspace root {root} is not an existing directory", path=root)
-
-
 class _Terminated(Exception):
     """SIGTERM: a graceful shutdown, exit status 0 (Ctrl-C is a KeyboardInterrupt: exit 130)."""
 
@@ -191,8 +180,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"the MCP SDK is not installed ({exc}); pip install 'vfs[mcp]'") from None
     sock = _bind(args)
     try:
-        _check_local_root(args.root)
-        ws = open_workspace(args)
+        ws = open_workspace(args)  # a root that is missing or not a directory: FS_BAD_ROOT
     except BaseException:  # a failed start (Ctrl-C included) must not leave the port held
         if sock is not None:
             sock.close()

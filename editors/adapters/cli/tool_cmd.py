@@ -5,8 +5,10 @@
 
 ``ARGS_JSON`` is the call's arguments as a JSON object, given as the argument or on stdin when
 absent. Success: the tool's result text on stdout (a newline added only if it lacks one), exit 0.
-Failure: ``Error: <message>`` on stdout (apply_patch: its own result text), ``code: FS_...`` on
-stderr, exit 1 (:class:`~editors.adapters.cli.errors.ToolFailed`). Usage errors: exit 2. Each call
+Failure: ``Error: <message>`` on stdout (apply_patch: its own result text), ``vfs tool: call
+failed [CODE]`` on stderr, exit 1 (:class:`~editors.adapters.cli.errors.ToolFailed`). Usage errors: exit 2.
+``--json``: the whole result (``{"code", "is_error", "text", "data"}``, ``data`` the diff cards
+and locations of :mod:`editors.diffcard`) as JSON on stdout, exit 0, or 1 on a failed call. Each call
 is one-shot (a :class:`~editors.tools.Toolset` without a session): nothing is kept between calls.
 """
 
@@ -18,7 +20,7 @@ from typing import Any
 
 import vfs
 from editors.adapters.cli.common import add_workspace_args, open_workspace, read_stdin
-from editors.adapters.cli.errors import EXIT_OK, CliError, ToolFailed, UsageError, write
+from editors.adapters.cli.errors import EXIT_FAILURE, EXIT_OK, CliError, ToolFailed, UsageError, write
 
 TOOLS = ("str_replace_editor", "apply_patch")
 
@@ -33,6 +35,7 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
         "str_replace_editor", help="view, create and edit files (Anthropic / DSH text editor tool)"
     )
     add_workspace_args(editor)
+    _add_json(editor)
     editor.add_argument(
         "--max-output-chars",
         type=int,
@@ -44,14 +47,23 @@ def configure(parser: argparse.ArgumentParser, verb: str) -> None:
     editor.add_argument("arguments", nargs="?", metavar="ARGS_JSON", help="the call's arguments (default: stdin)")
     patch = tools.add_parser("apply_patch", help='apply a Codex-style patch given as {"input": PATCH}')
     add_workspace_args(patch)
+    _add_json(patch)
     patch.add_argument("arguments", nargs="?", metavar="ARGS_JSON", help="the call's arguments (default: stdin)")
+
+
+def _add_json(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help='print the whole result as JSON ({"code", "is_error", "text", "data"}: the diff cards), failures too',
+    )
 
 
 def _read_arguments(args: argparse.Namespace) -> str:
     if args.arguments is not None:
         return str(args.arguments)
     try:
-        data = read_stdin()
+        data = read_stdin(f"vfs tool {args.tool}: reading ARGS_JSON (a JSON object) from stdin")
     except OSError as exc:
         raise CliError(f"cannot read ARGS_JSON from stdin: {exc}") from None
     if not data.strip():
@@ -92,6 +104,11 @@ def run(args: argparse.Namespace) -> int:
         result = Toolset(ws, session=False, config=config).call(args.tool, text)
     finally:
         ws.close()
+    if args.json:
+        from editors.result import dumps
+
+        write(sys.stdout, dumps(result.to_dict()))
+        return EXIT_FAILURE if result.is_error else EXIT_OK
     if result.is_error:
         raise ToolFailed(result)
     write(sys.stdout, result.text if result.text.endswith("\n") else result.text + "\n")

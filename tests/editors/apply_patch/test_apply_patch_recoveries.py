@@ -271,3 +271,8 @@ def test_a_failure_after_a_part_already_present_names_that_part() -> None:
         plan(files, "*** Update File: a.txt\n@@\n-one\n+ONE\n*** Update File: b.txt\n@@\n-nine\n+NINE")
     assert info.value.cli_message.startswith("Failed to find expected lines in b.txt")  # Codex's text
     assert "Already present, so not the cause: the change to a.txt" in info.value.message
+
+
+def test_an_add_file_repeated_inside_one_patch_is_codexs_overwrite() -> None:
+    result = plan({}, "*** Add File: c.txt\n+new\n*** Add File: c.txt\n+new")
+    assert result.added == ("c.txt", "c.txt") and result.changes[0].after == b"new\n"

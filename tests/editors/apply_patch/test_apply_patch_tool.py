@@ -316,7 +316,26 @@ def test_call_tool_reports_success_and_errors_as_text(make_workspace: Any) -> No
         "code": None,
         "is_error": False,
         "text": "Success. Updated the following files:\nA t.txt\n",
-        "data": {"txid": committed[0].txid, "changes": [{"path": f"{ws.mount}/t.txt", "action": "add"}]},
+        "data": {
+            "tool": "apply_patch",
+            "command": "apply_patch",
+            "txid": committed[0].txid,
+            "files": [
+                {
+                    "path": f"{ws.mount}/t.txt",
+                    "action": "add",
+                    "from": None,
+                    "version": committed[0].versions[f"{ws.mount}/t.txt"],
+                    "diff": "--- /dev/null\n+++ b/t.txt\n@@ -0,0 +1 @@\n+t\n",
+                    "hunks": [{"old_start": 0, "old_len": 0, "new_start": 1, "new_len": 1}],
+                    "hunks_total": 1,
+                    "truncated": False,
+                }
+            ],
+            "locations": [{"path": f"{ws.mount}/t.txt", "start": 1, "end": 1}],
+            "locations_total": 1,
+            "truncated": False,
+        },
     }
     bad = call_tool(ws, {"input": wrap("*** Delete File: missing.txt")}, on_commit=committed.append)
     assert (bad.is_error, bad.text, bad.code, bad.data) == (

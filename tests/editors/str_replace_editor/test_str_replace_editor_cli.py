@@ -99,7 +99,7 @@ def test_errors_go_to_stdout_with_the_code_on_stderr(root: Path, call, code, mes
     proc = vfs_tool("str_replace_editor", "--root", str(root), json.dumps(args))
     assert proc.returncode == 1
     assert proc.stdout == message.replace("{r}", str(root)).encode()
-    assert proc.stderr == f"code: {code}\n".encode()
+    assert proc.stderr == f"vfs tool: call failed [{code}]\n".encode()
     assert (root / "a.txt").read_bytes() == b"alpha\r\nbeta\r\n"
 
 
@@ -109,7 +109,7 @@ def test_invalid_json_is_a_tool_error(root: Path):
     assert proc.stdout.startswith(
         b"Error: The arguments of the str_replace_editor tool must be a JSON object; they are not valid JSON ("
     )  # the text every surface gives for this mistake
-    assert proc.stderr == b"code: FS_INVALID_ARGUMENT\n"
+    assert proc.stderr == b"vfs tool: call failed [FS_INVALID_ARGUMENT]\n"
 
 
 def test_missing_arguments_and_bad_options_are_usage_errors(root: Path):
@@ -133,7 +133,9 @@ def test_config_options_reach_the_tool(root: Path):
         "--enable-undo",
         json.dumps({"command": "undo_edit", "path": f"{root}/a.txt"}),
     )
-    assert undo.returncode == 1 and undo.stderr == b"code: FS_NOT_FOUND\n"  # accepted; nothing to undo
+    assert (
+        undo.returncode == 1 and undo.stderr == b"vfs tool: call failed [FS_NOT_FOUND]\n"
+    )  # accepted; nothing to undo
 
 
 def test_output_is_utf8_whatever_the_locale(root: Path):
@@ -152,5 +154,5 @@ def test_apply_patch_dispatch(root: Path):
     failing = "*** Begin Patch\n*** Delete File: nope.txt\n*** End Patch"
     proc = vfs_tool("apply_patch", "--root", str(root), stdin=json.dumps({"input": failing}).encode())
     assert proc.returncode == 1
-    assert proc.stderr.startswith(b"code: PATCH_")
+    assert proc.stderr.startswith(b"vfs tool: call failed [PATCH_")
     assert proc.stdout.strip()

@@ -17,6 +17,7 @@ from editors.str_replace_editor import definitions, listing, render
 from editors.str_replace_editor.args import (
     ArgumentError,
     check_command_args,
+    check_path,
     input_schema,
     parse_args,
     schema_json,
@@ -128,14 +129,6 @@ INVALID = [
     ({"command": "view", "path": "   "}, "path must be a non-empty string"),
     ({"command": "view", "path": 7}, "path must be a non-empty string"),
     (
-        {"command": "view", "path": "/a", "view_range": [1]},
-        "Invalid `view_range`. It should be a list of two integers.",
-    ),
-    (
-        {"command": "view", "path": "/a", "view_range": [1, 2, 3]},
-        "Invalid `view_range`. It should be a list of two integers.",
-    ),
-    (
         {"command": "view", "path": "/a", "view_range": ["1", 2]},
         "Invalid `view_range`. It should be a list of two integers.",
     ),
@@ -151,7 +144,6 @@ INVALID = [
         {"command": "view", "path": "/a", "view_range": "1,2"},
         "Invalid `view_range`. It should be a list of two integers.",
     ),
-    ({"command": "view", "path": "/a", "view_range": []}, "Invalid `view_range`. It should be a list of two integers."),
     ({"command": "create", "path": "/a"}, "Parameter `file_text` is required for command: create"),
     ({"command": "create", "path": "/a", "file_text": None}, "Parameter `file_text` is required for command: create"),
     ({"command": "create", "path": "/a", "file_text": 5}, "Parameter `file_text` must be a string."),
@@ -192,10 +184,18 @@ INVALID = [
 ]
 
 
+def test_view_range_of_the_wrong_length_is_checked_by_the_view_not_the_parser():
+    # The DSH editor reports a missing path before a view_range of the wrong length (render checks it).
+    for view_range in ([1], [1, 2, 3], []):
+        assert parse_args({"command": "view", "path": "/a", "view_range": view_range}).view_range == view_range
+        with pytest.raises(render.ViewRangeError, match="It should be a list of two integers"):
+            render.render_file_view("/a", "x\n", view_range)
+
+
 @pytest.mark.parametrize(("call", "message"), INVALID)
 def test_invalid_arguments_have_exact_texts(call, message):
     with pytest.raises(ArgumentError) as info:
-        check_command_args(parse_args(call))
+        check_path(check_command_args(parse_args(call)).path)
     assert info.value.message == message
     assert info.value.code == "FS_INVALID_ARGUMENT"
 
@@ -650,14 +650,15 @@ def test_diagnose_trailing_whitespace():
 
 def test_diagnose_curly_quotes():
     hint = diagnose("say(\u201chello\u201d)\n", 'say("hello")')
-    assert hint.startswith("old_str would match at line 1 if curly and straight quotes were treated alike")
+    assert hint.startswith("old_str would match at line 1 if unicode punctuation were treated as ASCII")
+    assert "curly quotes (U+201C U+201D)" in hint
     assert "\u201chello\u201d" in hint
     assert "old_str has curly quotes" in diagnose("it's\n", "it\u2019s")
 
 
 def test_diagnose_quotes_and_whitespace_together():
     hint = diagnose("x\n  print(\u2018hi\u2019)\n", "print( 'hi' )")
-    assert "at line 2 if whitespace were ignored and curly vs straight quotes were treated alike" in hint
+    assert "at line 2 if whitespace were ignored and unicode punctuation were treated as ASCII" in hint
 
 
 def test_diagnose_trailing_newline_at_end_of_file():
@@ -688,9 +689,9 @@ def test_diagnose_nothing_close():
 
 def test_not_found_error_carries_the_hint():
     with pytest.raises(EditNotFound) as info:
-        replace_unique("\tvalue = 1\n", "    value = 1", "    value = 2", path="/w/f")
+        replace_unique("\tvalue  = 1\n", "\tvalue = 1", "\tvalue = 2", path="/w/f")
     assert info.value.message.startswith(
-        "No replacement was performed, old_str `    value = 1` did not appear verbatim in /w/f. old_str would "
+        "No replacement was performed, old_str `\tvalue = 1` did not appear verbatim in /w/f. old_str would "
         "match at line 1"
     )
 
@@ -701,3 +702,25 @@ def test_diagnose_crlf_old_str_in_an_lf_file():
         "old_str would match at line 1 if whitespace were ignored: the line endings differ (old_str uses CRLF, "
         'the file uses LF there). The exact text in the file is: "a\\nb"'
     )
+
+
+def test_a_limit_smaller_than_the_header_keeps_the_header_whole_and_says_so():
+    # The DSH editor cuts the header mid-text; ours keeps it (path and line count) and shows no line.
+    text = render.render_file_view("/w/f.txt", "abc\ndef\n", max_output_chars=20)
+    head = "Here's the content of /w/f.txt with line numbers (which has a total of 3 lines):\n"
+    assert text.startswith(head + render.TRUNCATED_MESSAGE)
+    assert "Shown: no lines of 3 (from line 1): the output limit (20 characters) leaves no room" in text
+    assert "     1  " not in text
+
+
+def test_listing_sorts_by_utf16_code_units_like_the_dsh_editor():
+    rows = listing.collect(
+        "/w", lambda d: [Entry(f"/w/{n}", "file") for n in ("\U0001f600", "\uff41")] if d == "/w" else []
+    )
+    assert [p for _, p in rows] == ["/w", "/w/\U0001f600", "/w/\uff41"]  # code points would put U+FF41 first
+
+
+@dataclass(frozen=True)
+class Entry:
+    path: str
+    kind: str

@@ -466,10 +466,10 @@ def test_near_miss_is_diagnosed_and_the_retry_succeeds(make_workspace):
     ok(run(editor, command="view", path=path))
     before = ws.read_bytes(path)
     message = err(
-        run(editor, command="str_replace", path=path, old_str="    if ok {\n        return", new_str="x"),
+        run(editor, command="str_replace", path=path, old_str="\tif ok{\n\t\treturn", new_str="x"),
         "FS_EDIT_NOT_FOUND",
     )
-    assert "line 2" in message and "tabs where old_str uses spaces" in message
+    assert "line 2" in message and "spacing inside a line differs" in message
     assert ws.read_bytes(path) == before
     exact = __import__("json").loads(message.split("The exact text in the file is: ")[1])
     ok(run(editor, command="str_replace", path=path, old_str=exact, new_str="\tif !ok {\n\t\tpanic(1)"))
@@ -547,7 +547,7 @@ def test_external_write_between_view_and_edit_is_stale(make_workspace, command):
         tx.write(path, b"one\ntwo\nthree (theirs)\n")
     args = {"old_str": "two", "new_str": "2"} if command == "str_replace" else {"insert_line": 0, "new_str": "zero"}
     message = err(editor.run({"command": command, "path": path, **args}), "FS_STALE_VERSION")
-    assert message == f'cannot write "{path}": file changed since it was read'
+    assert message.startswith(f'cannot write "{path}": file changed since it was read. What changed since your view')
     assert ws.read_bytes(path) == b"one\ntwo\nthree (theirs)\n"
     # after a fresh view the edit goes through
     ok(run(editor, command="view", path=path))
@@ -562,7 +562,8 @@ def test_staleness_is_reported_before_a_failed_match(make_workspace):
     ok(run(editor, command="view", path=path))
     write_external(ws.backend, "f.txt", b"one\nTWO\n")
     message = err(run(editor, command="str_replace", path=path, old_str="two", new_str="2"), "FS_STALE_VERSION")
-    assert message == f'cannot write "{path}": file changed since it was read'
+    assert message.startswith(f'cannot write "{path}": file changed since it was read. ')
+    assert message.endswith("\n-two\n+TWO\n ")  # the diff's last context line: the empty line after the LF
     assert ws.read_bytes(path) == b"one\nTWO\n"
 
 
@@ -764,9 +765,17 @@ def test_special_files_and_symlinks_on_local_disk(make_workspace):
     m = ws.mount
     os.symlink(os.path.join(root, "real.txt"), os.path.join(root, "link"))
     os.symlink("/etc", os.path.join(root, "outside"))
+    os.mkdir(os.path.join(root, "sub"))
+    ws.write_bytes(f"{m}/sub/in.txt", b"in\n")
+    os.symlink("sub", os.path.join(root, "sublink"))
+    os.symlink("nowhere", os.path.join(root, "dangling"))
     editor = StrReplaceEditor(ws)
     listing_text = ok(run(editor, command="view", path=m))
-    assert f"?\t{m}/link\n" in listing_text and f"?\t{m}/outside\n" in listing_text
+    # As the DSH editor: a link is shown as what it leads to, children under the link's path;
+    # a link leading out of the workspace or nowhere is `?` (ours: never followed outside).
+    assert f"f\t{m}/link\n" in listing_text and f"?\t{m}/outside\n" in listing_text
+    assert f"d\t{m}/sublink\nf\t{m}/sublink/in.txt\n" in listing_text
+    assert f"?\t{m}/dangling\n" in listing_text
     ok(run(editor, command="view", path=f"{m}/link"))
     ok(run(editor, command="str_replace", path=f"{m}/link", old_str="hi", new_str="ho"))
     ok(run(editor, command="str_replace", path=f"{m}/link", old_str="ho", new_str="hu"))
