@@ -16,7 +16,6 @@ model-facing path) and the success summary names the paths as written in the pat
 from __future__ import annotations
 
 import posixpath
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
@@ -220,7 +219,9 @@ def plan_patch(patch: Patch, read: Reader, *, resolve: Resolver | None = None) -
     deleted: list[str] = []
 
     notes: list[str] = []
-    touched = Counter(resolve(path) for h in patch.hunks for path in (h.path, getattr(h, "move_path", None)) if path)
+    touched: dict[str, int] = {}  # how many hunks name each path (as source or destination)
+    for named in (path for h in patch.hunks for path in (h.path, getattr(h, "move_path", None)) if path):
+        touched[resolve(named)] = touched.get(resolve(named), 0) + 1
     parts: list[AlreadyPart] = []  # per file: already present or not (a repeat, a retry)
 
     for hunk in patch.hunks:
