@@ -75,7 +75,21 @@ def classify(
         return "Move to the file's own path (ours updates in place, Codex deletes)"
     if any(b"\x00" in data or not _utf8(data) for data in tree.values()):
         return "non-text file (ours FS_NOT_TEXT)"
-    return "unexplained"
+    return _apply_patch_recovery(tree, text, codex_ok, ours_ok)
+
+
+def _apply_patch_recovery(tree: dict[str, bytes], text: str, codex_ok: bool, ours_ok: bool) -> str:
+    """docs/differences.md, Codex (apply_patch): a recovery (it leaves a note) or a refusal of ours."""
+    from editors.apply_patch import errors, parser
+    from editors.apply_patch.applier import plan_patch
+
+    try:
+        plan = plan_patch(parser.parse_patch(text, context_without_space=True), tree.get)
+    except (errors.PatchAlreadyApplied, errors.PatchIndentationMismatch):
+        return "unexplained" if ours_ok else "refusal of ours where Codex writes (already applied, indentation)"
+    except errors.ApplyPatchError:
+        return "unexplained"
+    return "recovery of ours where Codex fails" if plan.notes and not codex_ok else "unexplained"
 
 
 def _utf8(data: bytes) -> bool:

@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from editors.apply_patch.errors import (
+    AlreadyPart,
+    ApplyPatchError,
+    PatchAlreadyApplied,
     PatchDeleteFailed,
     PatchEmpty,
     PatchFileNotFound,
@@ -77,6 +80,8 @@ class PatchPlan:
     added: tuple[str, ...]
     modified: tuple[str, ...]
     deleted: tuple[str, ...]
+    # **Ours**: what a recovery did (a re-indentation, stripped line numbers, ...), for the model.
+    notes: tuple[str, ...] = ()
 
     @property
     def summary(self) -> str:
@@ -213,11 +218,23 @@ def plan_patch(patch: Patch, read: Reader, *, resolve: Resolver | None = None) -
     modified: list[str] = []
     deleted: list[str] = []
 
+    notes: list[str] = []
+    touched: dict[str, int] = {}  # how many hunks name each path (as source or destination)
+    for named in (path for h in patch.hunks for path in (h.path, getattr(h, "move_path", None)) if path):
+        touched[resolve(named)] = touched.get(resolve(named), 0) + 1
+    parts: list[AlreadyPart] = []  # per file: already present or not (a repeat, a retry)
+
     for hunk in patch.hunks:
         if isinstance(hunk, AddFile):
             key = resolve(hunk.path)
             _check_writable(files, key, hunk.path)
             data = hunk.contents.encode("utf-8")
+            # Against the file before the patch, and only for a path no other hunk touches (an Add
+            # File repeated, or followed by a Delete, inside one patch is Codex's business).
+            if data and touched[key] == 1 and files.get(key, hunk.path) == data:
+                parts.append((hunk.path, [(1, data.count(b"\n"))], True))
+                continue
+            parts.append((hunk.path, [], False))
             files.set(key, hunk.path, data)
             steps.append(Step("add", key, hunk.path, data))
             added.append(hunk.path)
@@ -234,7 +251,17 @@ def plan_patch(patch: Patch, read: Reader, *, resolve: Resolver | None = None) -
             deleted.append(hunk.path)
         elif isinstance(hunk, UpdateFile):
             key = resolve(hunk.path)
-            data, hunks = _updated(files, key, hunk)
+            try:
+                data, hunks = _updated(files, key, hunk, notes)
+            except PatchAlreadyApplied as exc:
+                parts.extend((hunk.path, ranges, whole) for _, ranges, whole in exc.parts)
+                if len(patch.hunks) == 1:
+                    raise
+                continue
+            except ApplyPatchError as exc:
+                _mention_present(exc, parts)
+                raise
+            parts.append((hunk.path, [], False))
             dest_key = resolve(hunk.move_path) if hunk.move_path is not None else None
             if hunk.move_path is None or dest_key == key:
                 # **Ours**: a move onto the file itself is an in-place update (Codex deletes it).
@@ -252,12 +279,14 @@ def plan_patch(patch: Patch, read: Reader, *, resolve: Resolver | None = None) -
         else:  # pragma: no cover - the parser only makes these three
             raise TypeError(f"unknown hunk {hunk!r}")
 
+    if any(ranges for _, ranges, _ in parts):
+        raise already_applied(parts)
     changes = tuple(
         FileChange(key, files.display[key], files.before.get(key), files.overlay[key])
         for key in files.order
         if key in files.overlay and not (files.before.get(key) is None and files.overlay[key] is None)
     )
-    return PatchPlan(tuple(steps), changes, tuple(added), tuple(modified), tuple(deleted))
+    return PatchPlan(tuple(steps), changes, tuple(added), tuple(modified), tuple(deleted), tuple(notes))
 
 
 def _under_a_file(files: _Files, key: str) -> bool:
@@ -276,7 +305,31 @@ def _under_a_file(files: _Files, key: str) -> bool:
     return False
 
 
-def _updated(files: _Files, key: str, hunk: UpdateFile) -> tuple[bytes, tuple[LineHunk, ...]]:
+def _mention_present(exc: ApplyPatchError, parts: list[AlreadyPart]) -> None:
+    """A patch that fails after parts already present: the model's text says which (Codex's stays)."""
+    present = [display for display, ranges, _ in parts if ranges]
+    if present:
+        exc.message += "\n(Already present, so not the cause: the change to " + ", ".join(present) + ".)"
+
+
+def already_applied(parts: list[AlreadyPart]) -> PatchAlreadyApplied:
+    """One error for a patch some of whose parts are already in the files (nothing is written)."""
+    lines = []
+    for display, ranges, whole in parts:
+        where = ", ".join(f"line {a}" if a == b else f"lines {a}-{b}" for a, b in ranges)
+        if not ranges:
+            lines.append(f"- {display}: not present yet")
+        else:
+            lines.append(f"- {display}: {'already present' if whole else 'partly present'} at {where}")
+    complete = all(ranges and whole for _, ranges, whole in parts)
+    head = "this change is already present" if complete else "part of this change is already present"
+    message = f"{head}; nothing was changed:\n" + "\n".join(lines)
+    if not complete:
+        message += "\nSend only the parts that are not present yet."
+    return PatchAlreadyApplied(message, parts=parts)
+
+
+def _updated(files: _Files, key: str, hunk: UpdateFile, notes: list[str]) -> tuple[bytes, tuple[LineHunk, ...]]:
     try:
         current = files.get(key, hunk.path)
     except IsADirectoryError:
@@ -292,4 +345,4 @@ def _updated(files: _Files, key: str, hunk: UpdateFile) -> tuple[bytes, tuple[Li
     if not current.isascii():  # (an ASCII file is valid UTF-8: no need to decode it to know)
         _decode(current, key)  # Codex's error for a file that is not UTF-8; the text is not kept
     hunks: list[LineHunk] = []
-    return apply_chunks_bytes(current, hunk.chunks, key, hunks=hunks), tuple(hunks)
+    return apply_chunks_bytes(current, hunk.chunks, key, notes, hunks=hunks), tuple(hunks)

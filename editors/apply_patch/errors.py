@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from vfs.errors import PatchError
+from vfs.errors import AlreadyApplied, PatchError
+
+# (display path, line ranges 1-based inclusive, whether the part is present)
+AlreadyPart = tuple[str, list[tuple[int, int]], bool]
 
 AGENT_PREFIX = "apply_patch verification failed: "
 
@@ -30,14 +33,15 @@ class PatchParseError(ApplyPatchError):
 
     code = "PATCH_PARSE_ERROR"
 
-    def __init__(self, reason: str, line_number: int | None = None) -> None:
+    def __init__(self, reason: str, line_number: int | None = None, cause: str = "") -> None:
         if line_number is None:
             cli = f"Invalid patch: {reason}"
             agent = f"{AGENT_PREFIX}invalid patch: {reason}"
         else:
             cli = f"Invalid patch hunk on line {line_number}: {reason}"
             agent = f"{AGENT_PREFIX}invalid hunk at line {line_number}, {reason}"
-        super().__init__(cli, agent_message=agent)
+        # **Ours**: the cause, named after Codex's text (the model's view; the CLI prints Codex's).
+        super().__init__(cli, agent_message=agent + (f"\n{cause}" if cause else ""))
         self.reason = reason
         self.line_number = line_number
 
@@ -93,6 +97,28 @@ class PatchInvalidInput(ApplyPatchError, ValueError):
         super().__init__(message, agent_message=message)
 
 
+class PatchIndentationMismatch(ApplyPatchError):
+    """**Ours**: a chunk matched only with other indentation, and no single re-indentation explains it."""
+
+    code = "PATCH_INDENTATION_MISMATCH"
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(message, path=path, agent_message=AGENT_PREFIX + message)
+
+
+class PatchAlreadyApplied(ApplyPatchError, AlreadyApplied):
+    """**Ours**: the change (or part of it) is already in the file: a repeat or a retry. Nothing changed.
+
+    ``parts`` lists, per file of the patch, ``(display path, [(first line, last line)], present)``.
+    """
+
+    code = "FS_ALREADY_APPLIED"
+
+    def __init__(self, message: str, *, path: str | None = None, parts: list[AlreadyPart] | None = None) -> None:
+        super().__init__(message, path=path, agent_message=message)
+        self.parts: list[AlreadyPart] = parts or []
+
+
 ALL_PATCH_ERRORS: tuple[type[ApplyPatchError], ...] = (
     PatchParseError,
     PatchEmpty,
@@ -103,4 +129,6 @@ ALL_PATCH_ERRORS: tuple[type[ApplyPatchError], ...] = (
     PatchDeleteFailed,
     PatchWriteFailed,
     PatchInvalidInput,
+    PatchIndentationMismatch,
+    PatchAlreadyApplied,
 )

@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from editors.apply_patch.errors import PatchContextNotFound, PatchLinesNotFound
 from editors.apply_patch.parser import Chunk, rust_trim, rust_trim_end
 
 BOM = "\ufeff"
@@ -206,16 +205,16 @@ def _window_matches(lines: Sequence[str], pattern: Sequence[str], at: int, level
     return all(key_of(lines[at + k]) == key_of(line) for k, line in enumerate(pattern))
 
 
-def seek_sequence(
+def locate(
     lines: Sequence[str],
     pattern: Sequence[str],
     start: int,
     eof: bool,
     index: LineIndex | None = None,
-) -> int | None:
-    """Codex's ``seek_sequence``: first position ``>= start`` where ``pattern`` matches, or None."""
+) -> tuple[int, int] | None:
+    """Codex's ``seek_sequence`` with the pass that matched: ``(position, level)`` or None."""
     if not pattern:
-        return start
+        return start, 0
     if len(pattern) > len(lines):
         return None
     last = len(lines) - len(pattern)
@@ -226,7 +225,7 @@ def seek_sequence(
             return None
         for level in range(len(PASSES)):
             if _window_matches(lines, pattern, at, level):
-                return at
+                return at, level
         return None
     if start > last:
         return None
@@ -235,8 +234,20 @@ def seek_sequence(
     for level in range(len(PASSES)):
         found = index.find(pattern, start, level)
         if found is not None:
-            return found
+            return found, level
     return None
+
+
+def seek_sequence(
+    lines: Sequence[str],
+    pattern: Sequence[str],
+    start: int,
+    eof: bool,
+    index: LineIndex | None = None,
+) -> int | None:
+    """Codex's ``seek_sequence``: first position ``>= start`` where ``pattern`` matches, or None."""
+    found = locate(lines, pattern, start, eof, index)
+    return None if found is None else found[0]
 
 
 def compute_replacements(
@@ -244,67 +255,42 @@ def compute_replacements(
     chunks: Sequence[Chunk],
     path: str,
     index: LineIndex | None = None,
+    notes: list[str] | None = None,
 ) -> list[Replacement]:
     """Where each chunk goes, as ``(start, old_len, new_lines)`` sorted by start.
 
     **Ours**: every ``@@`` anchor of a chunk is searched in turn; a pure addition with an anchor
-    (and no ``*** End of File``) is inserted right after its last anchor.
+    (and no ``*** End of File``) is inserted right after its last anchor. The recoveries of
+    :mod:`editors.apply_patch.placement` (indentation maps, repeats, copied line numbers, ``...``,
+    chunk order, bad ``@@`` lines) apply where Codex would fail or write a wrong edit; what they
+    did is appended to ``notes``.
     """
-    if index is None:
-        index = LineIndex(lines)
-    replacements: list[Replacement] = []
-    line_index = 0
-    for chunk in chunks:
-        contexts = chunk.contexts
-        for context in contexts:
-            found = seek_sequence(lines, [context], line_index, False, index)
-            if found is None:
-                raise PatchContextNotFound(f"Failed to find context '{context}' in {path}", path=path)
-            line_index = found + 1
+    from editors.apply_patch.placement import Placer  # (the layer above the search primitives)
 
-        if not chunk.old_lines:
-            # Codex appends a pure addition at the end of the file. **Ours**: with an anchor (and
-            # no "*** End of File"), right after the anchor, where the model asked for it.
-            insertion = line_index if contexts and not chunk.is_end_of_file else len(lines)
-            replacements.append((insertion, 0, list(chunk.new_lines)))
-            continue
-
-        pattern: list[str] = chunk.old_lines
-        new_slice: list[str] = chunk.new_lines
-        found = seek_sequence(lines, pattern, line_index, chunk.is_end_of_file, index)
-        if found is None and pattern[-1] == "":
-            # The trailing empty line often stands for the file's final newline: retry without it.
-            pattern = pattern[:-1]
-            if new_slice and new_slice[-1] == "":
-                new_slice = new_slice[:-1]
-            found = seek_sequence(lines, pattern, line_index, chunk.is_end_of_file, index)
-        if found is None:
-            raise PatchLinesNotFound(
-                f"Failed to find expected lines in {path}:\n" + "\n".join(chunk.old_lines), path=path
-            )
-        # Context lines are left out of the replacements, so they keep their exact bytes.
-        old_start = new_start = 0
-        for old_context, new_context in chunk.context_line_indices:
-            if old_context >= len(pattern) or new_context >= len(new_slice):
-                break  # a trailing empty context line dropped by the retry above
-            if old_start != old_context or new_start != new_context:
-                replacements.append((found + old_start, old_context - old_start, new_slice[new_start:new_context]))
-            old_start, new_start = old_context + 1, new_context + 1
-        if old_start != len(pattern) or new_start != len(new_slice):
-            replacements.append((found + old_start, len(pattern) - old_start, new_slice[new_start:]))
-        line_index = found + len(pattern)
-
-    replacements.sort(key=lambda replacement: replacement[0])
-    return replacements
+    placer = Placer(lines, path, index if index is not None else LineIndex(lines))
+    for number, chunk in enumerate(chunks, 1):
+        placer.place(number, chunk, len(chunks))
+    placer.finish()
+    if notes is not None:
+        notes.extend(placer.notes)
+    placer.replacements.sort(key=lambda replacement: replacement[0])
+    return placer.replacements
 
 
-def apply_chunks(text: str, chunks: Sequence[Chunk], path: str, *, hunks: list[LineHunk] | None = None) -> str:
+def apply_chunks(
+    text: str,
+    chunks: Sequence[Chunk],
+    path: str,
+    notes: list[str] | None = None,
+    *,
+    hunks: list[LineHunk] | None = None,
+) -> str:
     """The new content of a text file after an update's chunks (errors name ``path``).
 
-    ``hunks``: if given, gets where each edit landed (see :data:`LineHunk`).
+    ``notes``: if given, gets what a recovery did; ``hunks``: where each edit landed (see :data:`LineHunk`).
     """
     source = SourceText.parse(text)
-    replacements = compute_replacements(source.texts, chunks, path)
+    replacements = compute_replacements(source.texts, chunks, path, notes=notes)
     if hunks is not None:
         hunks.extend(_line_hunks(replacements, len(source.texts), bool(source.endings) and not source.endings[-1]))
     return source.replaced(replacements).render()
@@ -376,6 +362,10 @@ def apply_exact_bytes(data: bytes, chunks: Sequence[Chunk], *, hunks: list[LineH
                 if at < 0:
                     return None
                 cursor = at + len(body)
+            if chunk.unprefixed:
+                return None  # a line read as context only if the chunk matches once: the general path checks
+            if len(chunk.context_line_indices) == len(chunk.old_lines) and _joined(chunk.new_lines) in data:
+                return None  # an insertion whose lines are there already: maybe a repeat (general path)
             if not chunk.old_lines:
                 at = cursor if chunk.contexts and not chunk.is_end_of_file else len(data)
                 edits.append((at, at, _joined(chunk.new_lines)))
@@ -449,7 +439,12 @@ def apply_exact(text: str, chunks: Sequence[Chunk]) -> str | None:
 
 
 def apply_chunks_bytes(
-    data: bytes, chunks: Sequence[Chunk], path: str, *, hunks: list[LineHunk] | None = None
+    data: bytes,
+    chunks: Sequence[Chunk],
+    path: str,
+    notes: list[str] | None = None,
+    *,
+    hunks: list[LineHunk] | None = None,
 ) -> bytes:
     """:func:`apply_chunks` on the bytes of a file that is valid UTF-8: the fast path first.
 
@@ -459,7 +454,7 @@ def apply_chunks_bytes(
     fast = apply_exact_bytes(data, chunks, hunks=found)
     if fast is None:
         found = [] if hunks is not None else None
-        fast = apply_chunks(data.decode("utf-8"), chunks, path, hunks=found).encode("utf-8")
+        fast = apply_chunks(data.decode("utf-8"), chunks, path, notes, hunks=found).encode("utf-8")
     if hunks is not None and found is not None:
         hunks.extend(found)
     return fast

@@ -88,6 +88,9 @@ class Chunk:
     # (index in old_lines, index in new_lines) of each line parsed as context (` ` or empty):
     # context lines are never rewritten, so their exact bytes and line endings survive.
     context_line_indices: list[tuple[int, int]] = field(default_factory=list)
+    # **Ours** (``context_without_space``): (index in old_lines, Codex's parse error) of each line
+    # that starts with none of ' ', '+', '-' and was read as a context line.
+    unprefixed: list[tuple[int, PatchParseError]] = field(default_factory=list)
 
     @property
     def contexts(self) -> list[str]:
@@ -139,6 +142,7 @@ class Patch:
     hunks: list[Hunk]
     environment_id: str | None = None
     text: str = ""
+    notes: list[str] = field(default_factory=list)  # **Ours**: what a leniency of the parser did
 
 
 def _check_boundaries(lines: list[str]) -> None:
@@ -187,7 +191,8 @@ def _unexpected_update_line(line: str, line_number: int) -> PatchParseError:
 class _Parser:
     """Codex's line state machine (``StreamingPatchParser``), fed one normalised line at a time."""
 
-    def __init__(self) -> None:
+    def __init__(self, context_without_space: bool = False) -> None:
+        self.context_without_space = context_without_space
         self.mode = _NOT_STARTED
         self.hunks: list[Hunk] = []
         self.add_parts: list[str] = []
@@ -320,10 +325,20 @@ class _Parser:
                 last.push_context_line(body)
             return
         if last is not None and not last.is_empty():
-            raise PatchParseError(
+            error = PatchParseError(
                 f"Expected update hunk to start with a @@ context marker, got: '{line}'", self.line_number
             )
-        raise _unexpected_update_line(line, self.line_number)
+        else:
+            error = _unexpected_update_line(line, self.line_number)
+        if not self.context_without_space or line[:1] in ("*", "@", "\t"):
+            raise error
+        # Ours: a context line without its leading space; the matcher keeps it only if the chunk
+        # then matches at one place, and raises Codex's error otherwise.
+        if last is None:
+            last = Chunk()
+            chunks.append(last)
+        last.unprefixed.append((len(last.old_lines), error))
+        last.push_context_line(line)
 
     def feed(self, lines: list[str], *, has_cr: bool = True) -> None:
         """Every line but the last through :meth:`process`, the last through :meth:`finish`.
@@ -396,9 +411,49 @@ class _Parser:
             raise PatchParseError(LAST_LINE_ERROR)
 
 
-def parse_patch(text: str) -> Patch:
-    """Parse a patch the way Codex does (lenient mode). Raises :class:`PatchParseError`."""
-    lines = patch_lines(text)
-    parser = _Parser()
+def parse_patch(text: str, *, context_without_space: bool = False) -> Patch:
+    """Parse a patch the way Codex does (lenient mode). Raises :class:`PatchParseError`.
+
+    ``context_without_space`` (**Ours**, the tool's choice): an update line that starts with none
+    of ' ', '+', '-' (nor '*', '@', a tab) is kept as a context line, marked in ``Chunk.unprefixed``
+    with Codex's error, instead of failing here.
+    """
+    try:
+        lines = patch_lines(text)
+    except PatchParseError as exc:
+        if exc.reason != LAST_LINE_ERROR:
+            raise
+        return _without_end_marker(text, exc, context_without_space)
+    parser = _Parser(context_without_space)
     parser.feed(lines, has_cr="\r" in text)
     return Patch(hunks=parser.hunks, environment_id=parser.environment_id, text="\n".join(lines))
+
+
+def _without_end_marker(text: str, error: PatchParseError, context_without_space: bool) -> Patch:
+    """**Ours**: a patch without ``*** End Patch`` that ends right after a complete hunk.
+
+    Complete means: the text ends with a line break, and the last hunk is a deletion or an update
+    whose last chunk ends with a context line (a model's chunk does; a reply cut off in the middle
+    of its ``+`` / ``-`` lines does not, and is refused rather than half applied).
+    """
+    trimmed = rust_trim(text)
+    if not text.rstrip(" \t").endswith("\n") or not trimmed.startswith(BEGIN_PATCH_MARKER):
+        raise error
+    lines = [*rust_lines(trimmed), END_PATCH_MARKER]
+    parser = _Parser(context_without_space)
+    try:
+        parser.feed(lines, has_cr="\r" in text)
+    except PatchParseError:
+        raise error from None
+    last = parser.hunks[-1] if parser.hunks else None
+    if isinstance(last, UpdateFile) and last.chunks:
+        chunk = last.chunks[-1]
+        complete = chunk.context_line_indices[-1:] == [(len(chunk.old_lines) - 1, len(chunk.new_lines) - 1)]
+    else:
+        complete = isinstance(last, DeleteFile)
+    if not complete:
+        raise PatchParseError(
+            f"{LAST_LINE_ERROR} (the patch ends without it, and its last hunk may be cut short: send the whole patch)"
+        )
+    note = "The patch had no '*** End Patch' line; it ended after a complete hunk and was applied as if it had one."
+    return Patch(parser.hunks, parser.environment_id, "\n".join(lines), [note])

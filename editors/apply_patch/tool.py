@@ -41,6 +41,7 @@ class ApplyResult:
     commit: vfs.CommitResult | None = None
     environment_id: str | None = None
     edits: tuple[FileEdit, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def txid(self) -> str | None:
@@ -54,7 +55,9 @@ class ApplyResult:
 
     def tool_result(self) -> ToolResult:
         """The model's text (Codex's summary), and :meth:`data` beside it."""
-        return ToolResult(self.summary, data=self.data())
+        # **Ours**: what a recovery did follows Codex's summary (never in place of it).
+        text = self.summary + "".join(f"Note: {note}\n" for note in self.notes)
+        return ToolResult(text, data=self.data())
 
 
 def _reader(tx: vfs.Transaction) -> Any:
@@ -102,7 +105,7 @@ def apply_patch(
     (Codex's texts) or the vfs error that stopped the commit. ``session``: the conversation's id,
     recorded on the commit (see :meth:`vfs.Workspace.undo`).
     """
-    patch = parse_patch(patch_text)
+    patch = parse_patch(patch_text, context_without_space=True)
     tx = workspace.transaction(label=label, session=session)
     with tx:
         # One concurrent round of reads on a batching backend (S3) instead of one per file.
@@ -121,6 +124,7 @@ def apply_patch(
         commit=committed,
         environment_id=patch.environment_id,
         edits=edits,
+        notes=(*patch.notes, *plan.notes),
     )
 
 

@@ -21,7 +21,7 @@ PER_CLASS = 3
 #: editors/, see docs/replay.md): the test pins them so that a new class of wrong edit fails it,
 #: and so that a fix shows up as a test to update.
 KNOWN_WRONG = {
-    "ours.apply_patch": {"tabs_as_spaces", "indentation_lost"},
+    "ours.apply_patch": set(),
     "ours.str_replace_editor": set(),
 }
 OURS = ("ours.str_replace_editor", "ours.apply_patch")

@@ -122,11 +122,21 @@ def test_context_then_lines_after_it() -> None:
 
 
 def test_missing_context_error_text() -> None:
+    # The chunk's own lines are not in the file either: Codex's error, plus the cause named.
     with pytest.raises(PatchContextNotFound) as info:
-        update("a\n", "@@ nowhere\n-a\n+b")
+        update("a\n", "@@ nowhere\n-z\n+b")
     assert info.value.cli_message == "Failed to find context 'nowhere' in f.txt"
-    assert info.value.message == "apply_patch verification failed: Failed to find context 'nowhere' in f.txt"
+    assert info.value.message.startswith("apply_patch verification failed: Failed to find context 'nowhere' in f.txt")
+    assert "@@ line (hunk header)" in info.value.message
     assert info.value.code == "PATCH_CONTEXT_NOT_FOUND"
+
+
+def test_missing_context_is_ignored_when_the_chunk_matches_once() -> None:
+    # Ours: a wrong @@ line (a unified-diff header, a made-up function) does not decide where.
+    assert update("a\nb\n", "@@ nowhere\n-a\n+A") == "A\nb\n"
+    assert update("a\nb\n", "@@ -1,2 +1,2 @@\n-a\n+A\n b") == "A\nb\n"
+    with pytest.raises(PatchContextNotFound):
+        update("a\nb\na\n", "@@ nowhere\n-a\n+A")  # two places: the header was needed
 
 
 def test_missing_lines_error_text_joins_all_old_lines() -> None:
@@ -136,10 +146,18 @@ def test_missing_lines_error_text_joins_all_old_lines() -> None:
     assert info.value.code == "PATCH_LINES_NOT_FOUND"
 
 
-def test_chunks_are_searched_forward_only() -> None:
-    # The second chunk's line exists only before the first chunk: not found.
-    with pytest.raises(PatchLinesNotFound):
-        update("x\ny\n", "@@\n-y\n+Y\n@@\n-x\n+X")
+def test_chunks_out_of_file_order_apply_in_file_order() -> None:
+    # Ours: the second chunk's lines exist only before the first chunk: found there, once.
+    assert update("x\ny\n", "@@\n-y\n+Y\n@@\n-x\n+X") == "X\nY\n"
+
+
+def test_chunks_out_of_order_are_refused_when_ambiguous_or_overlapping() -> None:
+    with pytest.raises(PatchLinesNotFound) as info:
+        update("x\nq\nx\ny\n", "@@\n-y\n+Y\n@@\n-x\n+X")
+    assert "not in file order" in info.value.message
+    with pytest.raises(PatchLinesNotFound) as info:
+        update("x\ny\n", "@@\n x\n-y\n+Y\n@@\n-x\n+X")
+    assert "overlaps chunk 1" in info.value.message
 
 
 def test_empty_last_line_retry() -> None:
