@@ -17,13 +17,6 @@ from benchmarks.replay import corpus, runner, score, tools
 from benchmarks.replay.tools import Run
 
 PER_CLASS = 3
-#: Classes where ours is known to make wrong edits today (the replay's findings, to be fixed in
-#: editors/, see docs/replay.md): the test pins them so that a new class of wrong edit fails it,
-#: and so that a fix shows up as a test to update.
-KNOWN_WRONG = {
-    "ours.apply_patch": set(),
-    "ours.str_replace_editor": set(),
-}
 OURS = ("ours.str_replace_editor", "ours.apply_patch")
 
 
@@ -75,20 +68,17 @@ def test_ours_control_succeeds(outcomes: dict[str, list[score.Outcome]]) -> None
         assert control and all(o.outcome == "success" for o in control), (key, [o.message for o in control])
 
 
-def test_ours_makes_no_new_class_of_wrong_edit(outcomes: dict[str, list[score.Outcome]]) -> None:
+def test_ours_makes_no_wrong_edit(outcomes: dict[str, list[score.Outcome]]) -> None:
     for key, results in outcomes.items():
-        wrong = {o.cls for o in results if o.outcome == "wrong"}
-        assert wrong <= KNOWN_WRONG[key], (key, sorted(wrong - KNOWN_WRONG[key]))
+        wrong = sorted({o.cls for o in results if o.outcome == "wrong"})
+        assert wrong == [], (key, wrong)
 
 
 def _zero_wrong_cases() -> list[object]:
     cases: list[object] = []
     for key in OURS:
         for cls in corpus.CLASSES:
-            marks = []
-            if cls in KNOWN_WRONG[key]:
-                marks = [pytest.mark.xfail(reason="a known wrong edit of ours (docs/replay.md): fix in editors/")]
-            cases.append(pytest.param(key, cls, marks=marks, id=f"{key}-{cls}"))
+            cases.append(pytest.param(key, cls, id=f"{key}-{cls}"))
     return cases
 
 
