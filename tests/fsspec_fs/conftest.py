@@ -64,7 +64,11 @@ def _s3(request: pytest.FixtureRequest) -> Target:
 
 
 MAKERS: dict[str, Callable[[pytest.FixtureRequest], Target]] = {"local": _local, "memory": _memory, "s3": _s3}
-TARGETS = [pytest.param(name, marks=pytest.mark.s3) if name == "s3" else name for name in sorted(MAKERS)]
+# S3 costs ~0.5-10 s a case on moto: like the shared suites' other flavours, it runs in the full
+# suite only (the fast tier keeps local disk and memory; tests/conftest.py).
+TARGETS = [
+    pytest.param(name, marks=[pytest.mark.s3, pytest.mark.slow]) if name == "s3" else name for name in sorted(MAKERS)
+]
 
 
 @pytest.fixture(params=TARGETS)
