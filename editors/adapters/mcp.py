@@ -299,13 +299,21 @@ def serve_http(
     url = f"http://{shown}:{port}{HTTP_PATH}"
 
     class _Server(uvicorn.Server):
+        interrupted = False
+
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets=sockets)  # runs the app's lifespan: the MCP session manager
             if self.started and announce is not None:
                 announce(url)
 
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            self.interrupted = self.interrupted or sig == signal.SIGINT
+            super().handle_exit(sig, frame)
+
     server = _Server(uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False))
     anyio.run(server.serve, [sock])
+    if server.interrupted:  # uvicorn shut down gracefully on Ctrl-C: it still is one (exit 130)
+        raise KeyboardInterrupt
 
 
 def announce_stderr(url: str) -> None:

@@ -53,9 +53,16 @@ def wait_reading_stdin(process: subprocess.Popen[bytes]) -> None:
 
 
 def interrupt(process: subprocess.Popen[bytes]) -> tuple[int, bytes, bytes]:
+    """SIGINT, then the exit: stdin stays open until the process is gone (``communicate`` would
+    close it at once, and a process scheduled late would read that end of input first)."""
+    assert process.stdout is not None and process.stderr is not None and process.stdin is not None
     os.kill(process.pid, signal.SIGINT)
-    out, err = process.communicate(timeout=WAIT)
-    return process.returncode, out, err
+    status = process.wait(timeout=WAIT)
+    out, err = process.stdout.read(), process.stderr.read()
+    process.stdin.close()
+    process.stdout.close()
+    process.stderr.close()
+    return status, out, err
 
 
 def assert_interrupted(status: int, err: bytes) -> None:
