@@ -89,9 +89,18 @@ def test_ours_zero_wrong_edits(outcomes: dict[str, list[score.Outcome]], key: st
     assert not wrong, wrong
 
 
-def test_ours_refusals_leave_files_untouched(outcomes: dict[str, list[score.Outcome]]) -> None:
+def test_ours_refusals_leave_files_untouched(
+    attempts: list[corpus.Attempt], outcomes: dict[str, list[score.Outcome]]
+) -> None:
+    """A refused patch changes nothing. The editor's two-file attempts are two tool calls, two
+    transactions: the first may land before the second is refused (by design, as with every
+    editor), so there only a one-call attempt counts."""
+    calls = {a.id: len(a.editor_calls or ()) for a in attempts}
     for key, results in outcomes.items():
-        assert not [o.attempt for o in results if o.outcome == "refused_touched"], key
+        touched = [o.attempt for o in results if o.outcome == "refused_touched"]
+        if key == "ours.str_replace_editor":
+            touched = [t for t in touched if calls[t] <= 1]
+        assert not touched, key
 
 
 def test_judge_classifies_outcomes(attempts: list[corpus.Attempt]) -> None:
