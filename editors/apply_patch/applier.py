@@ -211,82 +211,100 @@ def plan_patch(patch: Patch, read: Reader, *, resolve: Resolver | None = None) -
     """
     if not patch.hunks:
         raise PatchEmpty(NO_FILES_MODIFIED)
-    resolve = resolve or _default_resolve
-    files = _Files(read)
-    steps: list[Step] = []
-    added: list[str] = []
-    modified: list[str] = []
-    deleted: list[str] = []
-
-    notes: list[str] = []
-    touched: dict[str, int] = {}  # how many hunks name each path (as source or destination)
-    for named in (path for h in patch.hunks for path in (h.path, getattr(h, "move_path", None)) if path):
-        touched[resolve(named)] = touched.get(resolve(named), 0) + 1
-    parts: list[AlreadyPart] = []  # per file: already present or not (a repeat, a retry)
-
+    planner = _Planner(patch, _Files(read), resolve or _default_resolve)
     for hunk in patch.hunks:
         if isinstance(hunk, AddFile):
-            key = resolve(hunk.path)
-            _check_writable(files, key, hunk.path)
-            data = hunk.contents.encode("utf-8")
-            # Against the file before the patch, and only for a path no other hunk touches (an Add
-            # File repeated, or followed by a Delete, inside one patch is Codex's business).
-            if data and touched[key] == 1 and files.get(key, hunk.path) == data:
-                parts.append((hunk.path, [(1, data.count(b"\n"))], True))
-                continue
-            parts.append((hunk.path, [], False))
-            files.set(key, hunk.path, data)
-            steps.append(Step("add", key, hunk.path, data))
-            added.append(hunk.path)
+            planner.add(hunk)
         elif isinstance(hunk, DeleteFile):
-            key = resolve(hunk.path)
-            try:
-                current = files.get(key, hunk.path)
-            except (IsADirectoryError, NotADirectoryError):
-                current = None
-            if current is None:
-                raise PatchDeleteFailed(f"Failed to delete file {key}", path=key)
-            files.set(key, hunk.path, None)
-            steps.append(Step("delete", key, hunk.path))
-            deleted.append(hunk.path)
+            planner.delete(hunk)
         elif isinstance(hunk, UpdateFile):
-            key = resolve(hunk.path)
-            try:
-                data, hunks = _updated(files, key, hunk, notes)
-            except PatchAlreadyApplied as exc:
-                parts.extend((hunk.path, ranges, whole) for _, ranges, whole in exc.parts)
-                if len(patch.hunks) == 1:
-                    raise
-                continue
-            except ApplyPatchError as exc:
-                _mention_present(exc, parts)
-                raise
-            parts.append((hunk.path, [], False))
-            dest_key = resolve(hunk.move_path) if hunk.move_path is not None else None
-            if hunk.move_path is None or dest_key == key:
-                # **Ours**: a move onto the file itself is an in-place update (Codex deletes it).
-                _check_writable(files, key, hunk.path)
-                files.set(key, hunk.path, data)
-                steps.append(Step("update", key, hunk.path, data, hunks=hunks))
-                modified.append(hunk.move_path if hunk.move_path is not None else hunk.path)
-            else:
-                assert dest_key is not None
-                _check_writable(files, dest_key, hunk.move_path)
-                files.set(dest_key, hunk.move_path, data)
-                files.set(key, hunk.path, None)
-                steps.append(Step("move", key, hunk.path, data, dest_key, hunk.move_path, hunks))
-                modified.append(hunk.move_path)
+            planner.update(hunk)
         else:  # pragma: no cover - the parser only makes these three
             raise TypeError(f"unknown hunk {hunk!r}")
+    return planner.plan()
 
-    if any(ranges for _, ranges, _ in parts):
-        raise already_applied(parts)
-    changes = tuple(
-        FileChange(key, files.display[key], files.before.get(key), files.overlay[key])
-        for key in files.order
-        if key in files.overlay and not (files.before.get(key) is None and files.overlay[key] is None)
-    )
-    return PatchPlan(tuple(steps), changes, tuple(added), tuple(modified), tuple(deleted), tuple(notes))
+
+class _Planner:
+    """The plan being built, hunk by hunk: the files as the patch has changed them so far, the
+    steps, Codex's summary lists, the notes of recoveries, and which parts are already present."""
+
+    def __init__(self, patch: Patch, files: _Files, resolve: Resolver) -> None:
+        self.patch, self.files, self.resolve = patch, files, resolve
+        self.steps: list[Step] = []
+        self.added: list[str] = []
+        self.modified: list[str] = []
+        self.deleted: list[str] = []
+        self.notes: list[str] = []
+        self.parts: list[AlreadyPart] = []  # per file: already present or not (a repeat, a retry)
+        self.touched: dict[str, int] = {}  # how many hunks name each path (as source or destination)
+        for named in (path for h in patch.hunks for path in (h.path, getattr(h, "move_path", None)) if path):
+            self.touched[resolve(named)] = self.touched.get(resolve(named), 0) + 1
+
+    def add(self, hunk: AddFile) -> None:
+        files, key = self.files, self.resolve(hunk.path)
+        _check_writable(files, key, hunk.path)
+        data = hunk.contents.encode("utf-8")
+        # Against the file before the patch, and only for a path no other hunk touches (an Add
+        # File repeated, or followed by a Delete, inside one patch is Codex's business).
+        if data and self.touched[key] == 1 and files.get(key, hunk.path) == data:
+            self.parts.append((hunk.path, [(1, data.count(b"\n"))], True))
+            return
+        self.parts.append((hunk.path, [], False))
+        files.set(key, hunk.path, data)
+        self.steps.append(Step("add", key, hunk.path, data))
+        self.added.append(hunk.path)
+
+    def delete(self, hunk: DeleteFile) -> None:
+        files, key = self.files, self.resolve(hunk.path)
+        try:
+            current = files.get(key, hunk.path)
+        except (IsADirectoryError, NotADirectoryError):
+            current = None
+        if current is None:
+            raise PatchDeleteFailed(f"Failed to delete file {key}", path=key)
+        files.set(key, hunk.path, None)
+        self.steps.append(Step("delete", key, hunk.path))
+        self.deleted.append(hunk.path)
+
+    def update(self, hunk: UpdateFile) -> None:
+        files, key = self.files, self.resolve(hunk.path)
+        try:
+            data, hunks = _updated(files, key, hunk, self.notes)
+        except PatchAlreadyApplied as exc:
+            self.parts.extend((hunk.path, ranges, whole) for _, ranges, whole in exc.parts)
+            if len(self.patch.hunks) == 1:
+                raise
+            return
+        except ApplyPatchError as exc:
+            _mention_present(exc, self.parts)
+            raise
+        self.parts.append((hunk.path, [], False))
+        dest_key = self.resolve(hunk.move_path) if hunk.move_path is not None else None
+        if hunk.move_path is None or dest_key == key:
+            # **Ours**: a move onto the file itself is an in-place update (Codex deletes it).
+            _check_writable(files, key, hunk.path)
+            files.set(key, hunk.path, data)
+            self.steps.append(Step("update", key, hunk.path, data, hunks=hunks))
+            self.modified.append(hunk.move_path if hunk.move_path is not None else hunk.path)
+            return
+        assert dest_key is not None
+        _check_writable(files, dest_key, hunk.move_path)
+        files.set(dest_key, hunk.move_path, data)
+        files.set(key, hunk.path, None)
+        self.steps.append(Step("move", key, hunk.path, data, dest_key, hunk.move_path, hunks))
+        self.modified.append(hunk.move_path)
+
+    def plan(self) -> PatchPlan:
+        if any(ranges for _, ranges, _ in self.parts):
+            raise already_applied(self.parts)
+        files = self.files
+        changes = tuple(
+            FileChange(key, files.display[key], files.before.get(key), files.overlay[key])
+            for key in files.order
+            if key in files.overlay and not (files.before.get(key) is None and files.overlay[key] is None)
+        )
+        summary = (tuple(self.added), tuple(self.modified), tuple(self.deleted))
+        return PatchPlan(tuple(self.steps), changes, *summary, tuple(self.notes))
 
 
 def _under_a_file(files: _Files, key: str) -> bool:
