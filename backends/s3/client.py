@@ -58,13 +58,26 @@ def _drop_expect_for_small_bodies(request: Any = None, **_: Any) -> None:
 _SEND_CHECK: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("vfs_send_check", default=None)
 
 
+class _NotSent(Exception):
+    """A lost lease, out of botocore's hook: not a TimeoutError there, which its retry handler
+    would retry (with back-off) before the caller heard of it."""
+
+    def __init__(self, lost: LeaseLost) -> None:
+        super().__init__(str(lost))
+        self.lost = lost
+
+
 def _check_before_send(**_: Any) -> None:
     """botocore's last hook before a request is sent, after signing and after every wait for a
     connection, and again before each of its retries: the lease is checked here, so a holder
     paused anywhere before this instant stops instead of sending a change."""
     check = _SEND_CHECK.get()
-    if check is not None:
+    if check is None:
+        return
+    try:
         check()
+    except LeaseLost as exc:
+        raise _NotSent(exc) from None
 
 
 def _tune_client(client: Any) -> bool:
@@ -161,6 +174,8 @@ class S3Requests:
         token = _SEND_CHECK.set(check if hooked else None)
         try:
             result: dict[str, Any] = await method(**kwargs)
+        except _NotSent as stopped:
+            raise stopped.lost from None
         finally:
             _SEND_CHECK.reset(token)
         return result
