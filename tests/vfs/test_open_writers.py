@@ -88,8 +88,8 @@ def test_a_transaction_reports_it_and_changes_nothing(root: Path) -> None:
     assert (root / "other.txt").read_bytes() == b"other\n"  # the whole transaction rolled back
 
 
-def test_directory_handles_are_not_writers(root: Path) -> None:
-    """The probe is on the file's own inode: an open handle on another file is no obstacle."""
+def test_a_write_handle_on_another_file_is_no_obstacle(root: Path) -> None:
+    """The probe is on the file's own inode: another file held open for writing changes nothing."""
     backend = LocalBackend(str(root))
     (root / "b.txt").write_bytes(b"b")
     other = os.open(root / "b.txt", os.O_WRONLY)
