@@ -82,6 +82,9 @@ class Target:
     scale: float | None = None
     scale_label: str = ""
     note: str = ""  # what the profile shows (filled by the workload)
+    #: The bound this target had before it was raised (issue 20): kept so the table shows the
+    #: history of the figure, met or not against both. ``None``: a target without an earlier bound.
+    earlier: float | None = None
 
     @property
     def kind(self) -> Literal["ratio", "absolute", "scaled"]:

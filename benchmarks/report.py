@@ -10,6 +10,7 @@ import platform
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +159,17 @@ def _target_bound(result: TargetResult) -> str:
     return f"<= {t.bound:g}x"
 
 
+def _earlier_bound(result: TargetResult) -> str:
+    """The target's earlier bound and whether the median meets it ("<= 2.5x: met")."""
+    t = result.target
+    if t.earlier is None:
+        return "-"
+    bound = _target_bound(replace(result, target=replace(t, bound=t.earlier)))
+    if result.value is None:
+        return bound
+    return f"{bound}: {'met' if result.value <= t.earlier else 'missed'}"
+
+
 def _target_spread(result: TargetResult) -> str:
     if result.low is None or result.high is None:
         return "-"
@@ -183,16 +195,25 @@ def targets_table(results: list[WorkloadResult]) -> list[str]:
     rows = []
     for wr in results:
         if wr.workload.missing:
-            rows.append([wr.workload.name, wr.workload.title, "-", "-", "-", "missing: " + wr.workload.missing])
+            rows.append([wr.workload.name, wr.workload.title, "-", "-", "-", "-", "missing: " + wr.workload.missing])
             continue
         for tr in wr.targets:
             status = _status(tr)
             if tr.status in ("missing", "failed") and tr.reason:
                 status += f": {tr.reason}"
             rows.append(
-                [wr.workload.name, tr.target.label, _target_value(tr), _target_bound(tr), _target_spread(tr), status]
+                [
+                    wr.workload.name,
+                    tr.target.label,
+                    _target_value(tr),
+                    _target_bound(tr),
+                    _earlier_bound(tr),
+                    _target_spread(tr),
+                    status,
+                ]
             )
-    return _md_table(["workload", "target", "measured", "bound", "range over runs", "status"], rows)
+    header = ["workload", "target", "measured", "bound", "earlier bound", "range over runs", "status"]
+    return _md_table(header, rows)
 
 
 def _spread(summary: Summary, unit: str, quantity: str = "") -> str:
@@ -332,6 +353,7 @@ def _target_json(tr: TargetResult) -> dict[str, Any]:
         "unit": tr.unit if t.kind == "absolute" else "ratio",
         "quantity": tr.quantity if t.kind == "absolute" else "",
         "bound": None if math.isinf(t.bound) else t.bound,
+        "earlier_bound": t.earlier,
         "informative": math.isinf(t.bound),
         "value": tr.value,
         "range": [tr.low, tr.high],

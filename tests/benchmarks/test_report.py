@@ -87,11 +87,12 @@ def test_absolute_bound_on_a_count_table_and_json() -> None:
         "<= 4 S3 requests per file",
         "8.12",
         "<= 4",
+        "-",
         "8.00 - 8.50",
         "**MISSED**",
     ]
-    assert _row(table, "<= 10 S3 requests per file")[2:] == ["8.12", "<= 10", "8.00 - 8.50", "met"]
-    assert _row(table, "100 files <= 5x 1 file")[2:] == ["3.00x", "<= 5x", "3.00 - 3.00x", "met"]
+    assert _row(table, "<= 10 S3 requests per file")[2:] == ["8.12", "<= 10", "-", "8.00 - 8.50", "met"]
+    assert _row(table, "100 files <= 5x 1 file")[2:] == ["3.00x", "<= 5x", "-", "3.00 - 3.00x", "met"]
 
     series = report.series_table(result)
     assert _row(series, "S3 requests per file")[2:5] == ["8.12 requests/file", "8.00 - 8.50 requests/file", "3"]
@@ -116,7 +117,7 @@ def test_absolute_bound_on_a_count_table_and_json() -> None:
 def test_absolute_bound_is_inclusive_for_counts() -> None:
     result = _run(_requests_workload(per_file=(4.0,)), reps=1)
     assert result.targets[0].status == "met"
-    assert _row(report.targets_table([result]), "<= 4 S3 requests per file")[2:] == ["4", "<= 4", "4 - 4", "met"]
+    assert _row(report.targets_table([result]), "<= 4 S3 requests per file")[2:] == ["4", "<= 4", "-", "4 - 4", "met"]
 
 
 def test_a_missing_count_series_keeps_its_unit() -> None:
@@ -127,7 +128,20 @@ def test_a_missing_count_series_keeps_its_unit() -> None:
     target = result.targets[0]
     assert target.status == "missing" and target.unit == "count" and target.reason == "weed is not installed"
     row = _row(report.targets_table([result]), "<= 4 S3 requests per file")
-    assert row[2:] == ["-", "<= 4", "-", "missing: weed is not installed"]  # the bound in its unit still
+    assert row[2:] == ["-", "<= 4", "-", "-", "missing: weed is not installed"]  # the bound in its unit still
+
+
+def test_a_raised_target_shows_its_earlier_bound_met_or_missed() -> None:
+    workload = _requests_workload(per_file=(3.0, 3.0, 3.0))
+    workload.targets = [
+        Target("<= 2 S3 requests per file", "requests.100", 2.0, earlier=4.0),
+        Target("<= 4 S3 requests per file", "requests.100", 4.0, earlier=2.5),
+    ]
+    table = report.targets_table([_run(workload)])
+    assert _row(table, "<= 2 S3 requests per file")[3:5] == ["<= 2", "<= 4: met"]
+    assert _row(table, "<= 4 S3 requests per file")[3:5] == ["<= 4", "<= 2.50: missed"]
+    document = report.to_json([_run(workload)], _meta())
+    assert [t["earlier_bound"] for t in document["workloads"][0]["targets"]] == [4.0, 2.5]
 
 
 def test_absolute_time_and_scaled_bounds() -> None:
@@ -142,8 +156,8 @@ def test_absolute_time_and_scaled_bounds() -> None:
     ]
     result = _run(Workload("w", "w", {}, series, targets), reps=1)
     table = report.targets_table([result])
-    assert _row(table, "whole process < 0.1 s")[2:] == ["288 ms", "< 100 ms", "288 ms - 288 ms", "**MISSED**"]
-    assert _row(table, "peak RSS <= 3x file size")[2:] == ["3.23x", "<= 3x file size", "3.23 - 3.23x", "**MISSED**"]
+    assert _row(table, "whole process < 0.1 s")[2:] == ["288 ms", "< 100 ms", "-", "288 ms - 288 ms", "**MISSED**"]
+    assert _row(table, "peak RSS <= 3x file size")[2:] == ["3.23x", "<= 3x file size", "-", "3.23 - 3.23x", "**MISSED**"]
     assert _row(table, "peak RSS <= 3x (no label)")[3] == "<= 3x"
     targets_json = report.to_json([result], _meta())["workloads"][0]["targets"]
     assert targets_json[0]["unit"] == "s"
