@@ -29,7 +29,7 @@ from backends.base import (
     joined,
 )
 from backends.lease import CasLease, HeldLocks
-from backends.s3 import errors, versions
+from backends.s3 import errors, fence, versions
 from backends.s3.client import MiB, open_filesystem
 from backends.s3.directories import PrefixDirectories
 from backends.s3.multipart import MultipartUpload
@@ -247,7 +247,15 @@ class S3Backend(PrefixDirectories, MultipartUpload):
         return key  # no symlinks in S3
 
     def lock(self, key: str, *, timeout: float) -> CasLease:
-        return CasLease(self, key, timeout=timeout, ttl=self.lease_ttl, clock_skew=self.clock_skew, held=self._held)
+        return CasLease(
+            self,
+            key,
+            timeout=timeout,
+            ttl=self.lease_ttl,
+            clock_skew=self.clock_skew,
+            held=self._held,
+            resolution=fence.RESOLUTION,
+        )
 
     def close(self) -> None:
         self._held.release_all()
