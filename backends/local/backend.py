@@ -220,7 +220,7 @@ class LocalBackend:
                 mode = stat_module.S_IMODE(old[1].st_mode) if old is not None else (0o666 & ~self._umask)
             tmp, fd = publish.stage(directory, item.data, mode, old, sync)
             try:
-                self._publish(directory, tmp, name, item, old)
+                self._publish(directory, tmp, name, item, old, fd)
                 st = os.fstat(fd)  # our inode, whatever is at the name by now
             except BaseException:
                 publish.discard(directory, tmp)
@@ -245,13 +245,20 @@ class LocalBackend:
         check_precondition(item, current, same)
 
     def _publish(
-        self, directory: Directory, tmp: str, name: str, item: WriteItem, old: tuple[int, os.stat_result] | None
+        self,
+        directory: Directory,
+        tmp: str,
+        name: str,
+        item: WriteItem,
+        old: tuple[int, os.stat_result] | None,
+        staged: int,
     ) -> None:
         self._root.recheck(directory, item.key)
         if item.if_absent:
             publish.create(directory, tmp, name, item.key)
         elif item.if_version is not None and old is not None and self._can_set_aside(directory):
-            setaside.replace_checked(directory, tmp, name, item.key, old, self._same_as(item.if_version, old[0]))
+            same = self._same_as(item.if_version, old[0])
+            setaside.replace_checked(directory, tmp, name, item.key, old, same, staged)
         elif item.if_version is not None:
             self._recheck(item)  # the microsecond window the set-aside protocol closes
             directory.replace(tmp, name)
@@ -315,7 +322,9 @@ class LocalBackend:
     def stat_many(self, keys: Sequence[str]) -> list[FileInfo | BaseException | None]:
         return [_attempt(self.stat, k) for k in keys]
 
-    def read_many(self, keys: Sequence[str], *, limit: int | None = None) -> list[tuple[bytes, FileInfo] | BaseException]:
+    def read_many(
+        self, keys: Sequence[str], *, limit: int | None = None
+    ) -> list[tuple[bytes, FileInfo] | BaseException]:
         return [_attempt(partial(self.read, limit=limit), k) for k in keys]
 
     def matches_many(self, items: Sequence[tuple[str, str | None]]) -> list[bool | BaseException]:
