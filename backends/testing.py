@@ -666,6 +666,26 @@ class LeaseContract:
         # the loser's release did not delete the new holder's lease (b released it itself)
         assert a.stat(LEASE_KEY) is None
 
+    def test_a_stalled_holder_changes_nothing_after_a_takeover(self, make_client: Any) -> None:
+        """Each change is sent only while the lease is valid (checked right before each send
+        attempt): a holder that stalled past its lease and wakes up under another's lease is
+        refused before any byte of its change leaves."""
+        from backends.lease import LeaseLost
+
+        a = make_client(lease_ttl=0.6, clock_skew=0)
+        a.write(WriteItem("f.txt", b"one"))
+        b = make_client(same_as=a, lease_ttl=0.6, clock_skew=0)
+        lease: Any = a.lock(LEASE_KEY, timeout=5)
+        with pytest.raises(LeaseLost), lease:
+            lease._stop.set()  # a stall: the renewal thread stops, the holder goes on
+            lease._thread.join()
+            with b.lock(LEASE_KEY, timeout=10):
+                with pytest.raises(LeaseLost):
+                    a.write(WriteItem("f.txt", b"late"))
+                with pytest.raises(LeaseLost):
+                    a.delete(DeleteItem("f.txt"))
+                assert b.read("f.txt")[0] == b"one"
+
     def test_close_releases_held_leases(self, make_client: Any) -> None:
         be = make_client(lease_ttl=30)
         lease: Any = be.lock(LEASE_KEY, timeout=5).acquire()
