@@ -193,13 +193,13 @@ def _refuse_other_indentation(content: str, old: str, match: Match, path: str) -
     lines = old.split("\n")
     if len([line for line in lines if line.strip()]) < 2:
         return
-    copies = tolerant.shifted_copies(content, old)
-    here = line_at(content, match.start)
-    others = [first for first in copies if first != here]
+    here = content.rfind("\n", 0, match.start) + 1
+    others = [first for first in tolerant.shifted_copies(content, old) if first != here]
     if others:
         raise AmbiguousEdit(
-            f"No replacement was performed: old_str matches at line {here} of {path}, and the same lines at "
-            f"another indentation at line {others[0]}. Add surrounding lines to old_str to say which is meant.",
+            f"No replacement was performed: old_str matches at line {line_at(content, match.start)} of {path}, and "
+            f"the same lines at another indentation at line {line_at(content, others[0])}. Add surrounding lines "
+            "to old_str to say which is meant.",
             path=path,
         )
 
