@@ -19,7 +19,7 @@ from backends.local.containment import Directory
 _READ_FLAGS = (
     os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 )
-_IOV_MAX = 1024  # buffers per writev(2) (POSIX's IOV_MAX on Linux)
+_BLOCK = 1 << 18  # bytes per write(2) when small pieces are gathered (see write_all)
 #: link(2) errors that mean "no hard links on this filesystem" (not "the name exists").
 NO_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS)
 
@@ -135,18 +135,28 @@ def stage(
 
 
 def write_all(fd: int, data: WriteData) -> None:
-    """All of ``data`` at the handle's offset; pieces in a few ``writev`` calls (an edit of a
-    large file comes as thousands of pieces: one ``write`` each would cost a syscall each)."""
-    pieces: list[bytes | memoryview] = list(data) if isinstance(data, list) else [data]
-    views = [view for view in (memoryview(piece) for piece in pieces) if view.nbytes]
-    first = 0
-    while first < len(views):
-        done = os.writev(fd, views[first : first + _IOV_MAX])
-        while first < len(views) and done >= views[first].nbytes:
-            done -= views[first].nbytes
-            first += 1
-        if done:  # a short write ended inside this piece
-            views[first] = views[first][done:]
+    """All of ``data`` at the handle's offset. Pieces (an edit of a large file comes as thousands
+    of them) are written a block at a time: runs of small pieces joined into one buffer of about
+    ``_BLOCK`` bytes (a syscall per block, not per piece; never a copy of the whole file), and a
+    large piece as it is."""
+    run: list[bytes | memoryview] = []
+    size = 0
+    for piece in data if isinstance(data, list) else [data]:
+        length = len(memoryview(piece))
+        if length >= _BLOCK or size + length > _BLOCK:
+            _write_view(fd, memoryview(b"".join(run)))
+            run, size = [], 0
+        if length >= _BLOCK:
+            _write_view(fd, memoryview(piece))
+        else:
+            run.append(piece)
+            size += length
+    _write_view(fd, memoryview(b"".join(run)))
+
+
+def _write_view(fd: int, view: memoryview) -> None:
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _carry_over(directory: Directory, tmp: str, fd: int, old: tuple[int, os.stat_result]) -> None:
