@@ -148,19 +148,24 @@ def region_hunk(before: bytes, after: bytes, same: tuple[int, int] = (0, 0)) -> 
     return _region(before, after, same)[0]
 
 
-def region_edit(path: str, display: str, before: bytes, after: bytes, same: tuple[int, int] = (0, 0)) -> FileEdit:
+def region_edit(
+    path: str, display: str, before: bytes, after: bytes, same: tuple[int, int] = (0, 0), mark: tuple[int, int] = (0, 0)
+) -> FileEdit:
     """A :class:`FileEdit` of one changed region (see :func:`region_hunk`), marked where its hunk
-    starts, so that its diff is read from there instead of counting lines from the top again."""
-    hunks, mark = _region(before, after, same)
-    return FileEdit(path, display, before, after, tuple(hunks), mark=mark)
+    starts, so that its diff is read from there instead of counting lines from the top again.
+    ``mark``: a line known to start at a byte offset within ``same``'s prefix (lines are counted from there)."""
+    hunks, found = _region(before, after, same, mark)
+    return FileEdit(path, display, before, after, tuple(hunks), mark=found)
 
 
-def _region(before: bytes, after: bytes, same: tuple[int, int]) -> tuple[list[LineHunk], tuple[int, int] | None]:
+def _region(
+    before: bytes, after: bytes, same: tuple[int, int], mark: tuple[int, int] = (0, 0)
+) -> tuple[list[LineHunk], tuple[int, int] | None]:
     """:func:`region_hunk`'s hunk, and its first line's ``(line, offset)`` (the same in both)."""
-    if before == after:
-        return [], None
     shortest = min(len(before), len(after))
     prefix = _common_prefix(before, after, shortest, known=same[0])
+    if prefix == len(before) == len(after):
+        return [], None
     suffix = _common_prefix(before, after, shortest - prefix, backward=True, known=same[1])
     start = before.rfind(b"\n", 0, prefix) + 1
     old_end, new_end = len(before) - suffix, len(after) - suffix
@@ -172,7 +177,8 @@ def _region(before: bytes, after: bytes, same: tuple[int, int]) -> tuple[list[Li
         nl = before.find(b"\n", old_end)
         grow = (len(before) if nl < 0 else nl + 1) - old_end
         old_end, new_end = old_end + grow, new_end + grow
-    line = before.count(b"\n", 0, start)
+    mark_line, mark_at = mark if mark[1] <= start else (0, 0)
+    line = mark_line + before.count(b"\n", mark_at, start)
     return [(line, _lines_in(before, start, old_end), line, _lines_in(after, start, new_end))], (line, start)
 
 

@@ -90,6 +90,8 @@ class Replaced:
     new_last_line: int  # 1-based last line of the new text, in ``text``
     adapted_line_endings: bool
     note: str | None = None  # set when a tolerant rule matched: one sentence for the reply
+    #: ``line`` is the line of ``start`` (a splice); an insert rewrites the whole text instead
+    spliced: bool = True
 
     @property
     def text(self) -> str:
@@ -112,6 +114,14 @@ class Replaced:
         if len(data) - bom != len(self.source):
             return 0, 0
         return bom + self.start, len(self.source) - self.end
+
+    def mark(self, data: bytes) -> tuple[int, int]:
+        """``(line, offset)``: the edit's first line (0-based) and where it starts in ``data``, when
+        offsets are byte offsets (ASCII, see :meth:`unchanged`); ``(0, 0)`` otherwise."""
+        bom = len(vfs.encode_text("", bom=True)) if vfs.has_bom(data) else 0
+        if len(data) - bom != len(self.source) or not self.spliced:
+            return 0, 0
+        return self.line - 1, bom + self.source.rfind("\n", 0, self.start) + 1
 
 
 def _last_line(first: int, text: str) -> int:
@@ -299,4 +309,4 @@ def inserted(content: str, insert_line: int, text: str) -> Replaced:
     """``insert_text`` as an edit outcome: the new lines sit after line ``insert_line``."""
     result = insert_text(content, insert_line, text)
     first = insert_line + 1
-    return Replaced(content, 0, len(content), result, first, insert_line, _last_line(first, text), False)
+    return Replaced(content, 0, len(content), result, first, insert_line, _last_line(first, text), False, spliced=False)

@@ -242,7 +242,9 @@ class StrReplaceEditor:
         if self.session is not None and version is not None:
             self.session.remember_edit(path, vfs.EditMemo(signature, version, edited.line, edited.new_last_line))
         note = f" {edited.note}" if edited.note else ""
-        edit = region_edit(path, self._display(path), read.data, data, edited.unchanged(read.data))
+        edit = region_edit(
+            path, self._display(path), read.data, data, edited.unchanged(read.data), edited.mark(read.data)
+        )
         return self._result(f"The file {path} has been edited successfully.{note}", command, tx.result, edit)
 
     def _checked_change(
