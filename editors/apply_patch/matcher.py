@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
 
 from editors.apply_patch.parser import Chunk, rust_trim, rust_trim_end
 
@@ -423,7 +422,9 @@ def _chunk_edits(data: bytes, chunk: Chunk, cursor: int, base: int, edits: list[
         raise _Fallback
     # (ASCII, the usual case: a line's byte length is its length)
     lengths = map(len, old_lines) if len(body) == len(text) else (len(line.encode()) for line in old_lines)
-    offsets = list(accumulate((length + 1 for length in lengths), initial=at))  # each line's start, then the end
+    offsets = [at]  # each line's start, then the end
+    for length in lengths:
+        offsets.append(offsets[-1] + length + 1)
     # As the general path: context lines are left out of the edits (so that edits at the same
     # offset come in the same order), i.e. one edit per run of changed lines.
     old_start = new_start = 0
