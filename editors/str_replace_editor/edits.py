@@ -101,25 +101,31 @@ class Replaced:
         """The edited file's bytes, where ``data`` is the file ``source`` was decoded from (UTF-8,
         its BOM kept). An ASCII text's offsets are its bytes' (after the BOM): the bytes outside the
         edit are spliced from ``data`` as they are, which is what encoding :attr:`text` gives."""
-        bom = len(vfs.encode_text("", bom=True)) if vfs.has_bom(data) else 0
-        if len(data) - bom != len(self.source):  # not ASCII: offsets differ, encode the text
-            return vfs.encode_text(self.text, bom=bom > 0)
+        bom = self._byte_base(data)
+        if bom is None:  # not ASCII: offsets differ, encode the text
+            return vfs.encode_text(self.text, bom=vfs.has_bom(data))
         view = memoryview(data)
         return b"".join((view[: bom + self.start], self.replacement.encode("utf-8"), view[bom + self.end :]))
+
+    def _byte_base(self, data: bytes) -> int | None:
+        """Where ``source`` starts in ``data`` (after its BOM) when a character is a byte (ASCII:
+        ``source``'s offsets are byte offsets from there); ``None`` otherwise."""
+        bom = len(vfs.encode_text("", bom=True)) if vfs.has_bom(data) else 0
+        return bom if len(data) - bom == len(self.source) else None
 
     def unchanged(self, data: bytes) -> tuple[int, int]:
         """How many bytes at the start and at the end of :meth:`encoded`'s result are ``data``'s
         own (known without comparing: ASCII offsets are byte offsets); ``(0, 0)`` if not known."""
-        bom = len(vfs.encode_text("", bom=True)) if vfs.has_bom(data) else 0
-        if len(data) - bom != len(self.source):
+        bom = self._byte_base(data)
+        if bom is None:
             return 0, 0
         return bom + self.start, len(self.source) - self.end
 
     def mark(self, data: bytes) -> tuple[int, int]:
         """``(line, offset)``: the edit's first line (0-based) and where it starts in ``data``, when
         offsets are byte offsets (ASCII, see :meth:`unchanged`); ``(0, 0)`` otherwise."""
-        bom = len(vfs.encode_text("", bom=True)) if vfs.has_bom(data) else 0
-        if len(data) - bom != len(self.source) or not self.spliced:
+        bom = self._byte_base(data)
+        if bom is None or not self.spliced:
             return 0, 0
         return self.line - 1, bom + self.source.rfind("\n", 0, self.start) + 1
 
