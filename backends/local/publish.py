@@ -142,7 +142,7 @@ def write_all(fd: int, data: WriteData) -> None:
     run: list[bytes | memoryview] = []
     size = 0
     for piece in data if isinstance(data, list) else [data]:
-        length = len(memoryview(piece))
+        length = piece.nbytes if isinstance(piece, memoryview) else len(piece)
         if length >= _BLOCK or size + length > _BLOCK:
             _write_view(fd, memoryview(b"".join(run)))
             run, size = [], 0
@@ -155,6 +155,7 @@ def write_all(fd: int, data: WriteData) -> None:
 
 
 def _write_view(fd: int, view: memoryview) -> None:
+    view = view.cast("B")  # (offsets in bytes, whatever the view's item format)
     while view:
         view = view[os.write(fd, view) :]
 
