@@ -49,23 +49,38 @@ except ImportError:  # pragma: no cover - not CPython
 Kind = Literal["file", "directory", "symlink", "other"]
 
 
-def content_digest(data: bytes) -> str:
-    """The content hash vfs and the backends share (BLAKE2b, 128 bits, hex).
+#: What ``Backend.write`` takes: the bytes, or pieces to be stored back to back (vfs's journal
+#: record: a header, then pre-images it already holds, so a big file is not copied into a record;
+#: an edit of a large file: views of the spans it kept, between the new bytes). A memoryview
+#: piece is a view of immutable bytes (vfs checks that where it takes pieces).
+WriteData = bytes | list[bytes] | list[bytes | memoryview]
+
+
+def content_digest(data: WriteData) -> str:
+    """The content hash vfs and the backends share (BLAKE2b, 128 bits, hex); of pieces, the hash
+    of what they hold back to back (hashed where they are, not joined first).
 
     A caller that already hashed a content passes the result to ``Backend.write(digest=...)``,
     so a backend whose versions include a content hash does not hash the same bytes again.
     """
-    return _blake2b(data, digest_size=16).hexdigest()
-
-
-#: What ``Backend.write`` takes: the bytes, or pieces to be stored back to back (vfs's journal
-#: record: a header, then pre-images it already holds, so a big file is not copied into a record).
-WriteData = bytes | list[bytes]
+    if not isinstance(data, list):
+        return _blake2b(data, digest_size=16).hexdigest()
+    hasher = _blake2b(digest_size=16)
+    for piece in data:
+        hasher.update(piece)
+    return hasher.hexdigest()
 
 
 def joined(data: WriteData) -> bytes:
     """``data`` as one bytes object (a backend that cannot write pieces one after the other)."""
     return b"".join(data) if isinstance(data, list) else data
+
+
+def data_size(data: WriteData) -> int:
+    """How many bytes ``data`` holds (pieces: their sum; a memoryview counts its bytes)."""
+    if not isinstance(data, list):
+        return len(data)
+    return sum(piece.nbytes if isinstance(piece, memoryview) else len(piece) for piece in data)
 
 
 #: Backends that stage a write in a temp file next to its target name it with :func:`temp_name`,
