@@ -97,6 +97,9 @@ class MemoryBackend:
     def describe(self) -> str:
         return self.label or "memory://"
 
+    def check_root(self) -> None:
+        """Nothing to check: a memory root exists as soon as it is named."""
+
     # -- primitives ---------------------------------------------------------------------------
 
     def _info(self, key: str, entry: _Entry) -> FileInfo:
