@@ -363,6 +363,22 @@ class BackendContract:
         assert (children["a/x.txt"].kind, children["a/x.txt"].size, children["a/x.txt"].name) == ("file", 2, "x.txt")
         assert _keys(backend.list("a/b")) == {"a/b/deep.txt"}
 
+    def test_list_follows_rewrites_deletes_and_rmdirs(self, backend: Backend) -> None:
+        # what a backend indexes to list a folder without scanning everything (memory's prefix
+        # index) must follow every change, at every level
+        backend.mkdir("d")
+        backend.mkdir("d/e")
+        backend.write(WriteItem("d/e/f.txt", b"f"))
+        backend.write(WriteItem("d/g.txt", b"g"))
+        backend.write(WriteItem("d/g.txt", b"g2"))  # a rewrite is not a second child
+        assert [info.key for info in backend.list("d/e")] == ["d/e/f.txt"]
+        backend.delete(DeleteItem("d/e/f.txt"))
+        assert backend.list("d/e") == []
+        backend.rmdir("d/e")
+        assert [info.key for info in backend.list("d")] == ["d/g.txt"]
+        backend.mkdir("d/e")  # made again: listed once
+        assert sorted(info.key for info in backend.list("d")) == ["d/e", "d/g.txt"]
+
     def test_list_errors(self, backend: Backend) -> None:
         _real_directories(backend)
         with pytest.raises(FileNotFoundError):
