@@ -2,8 +2,8 @@
 
 The ``str_replace_editor``'s ``view`` of a directory shows two levels (the DSH editor's rule). Two
 trees share those two levels exactly: ``top`` folders under the root, each holding ``mid``
-folders and ``top_files`` files, plus ``top_files`` files at the root (``top * (mid + top_files)
-+ top_files`` entries shown, 160 at full size). The *deep* tree also holds ``files`` files (100,000
+folders and ``top_files`` files, plus ``top_files`` files at the root (``top * (1 + mid +
+top_files) + top_files`` entries shown, 165 at full size). The *deep* tree also holds ``files`` files (100,000
 at full size) below the shown levels, 3 levels further down in every level-2 folder; the *shallow*
 tree holds nothing more. Series (the same view of each root, through ``StrReplaceEditor.run``, in
 alternation; the texts must be identical):
@@ -248,7 +248,10 @@ def build(ctx: Context) -> Workload:
 
 
 NOTE = (
-    "The view lists the root and each shown level-1 folder, one level each (a scandir per folder on disk, "
-    "a delimiter LIST per folder on S3): the same syscalls and requests for both trees; nothing below "
-    "the second level is opened (see the module docstring)."
+    "Met on 2026-12-03 (2 cores, load 12-21, 15 runs each): local disk 0.96x (range 0.52-2.15x; CPU "
+    "3.40 vs 3.51 ms a view), S3 1.13x (range 0.55-1.89x; 11 requests a view on both trees). The view "
+    "lists the root and each shown level-1 folder, one level each: by strace, 11 openat, 22 getdents64 "
+    "and 246 newfstatat a view on either tree on disk; on S3 one delimiter LIST per folder, one after "
+    "the other (11 round trips: concurrent listings of the level-1 folders would make it 2). Nothing "
+    "below the second level is opened (see the module docstring)."
 )
