@@ -9,9 +9,9 @@ Keys
 
 Exceptions
     Backends raise builtin exceptions only (``FileNotFoundError``, ``FileExistsError``,
-    ``IsADirectoryError``, ``NotADirectoryError``, ``PermissionError``, ``OSError``) and the two
+    ``IsADirectoryError``, ``NotADirectoryError``, ``PermissionError``, ``OSError``) and the ones
     defined here (:class:`PreconditionFailed` and its :class:`Vanished`, :class:`EscapesRoot`,
-    :class:`NotRegular`). ``vfs.storage`` translates
+    :class:`NotRegular`, :class:`BadRoot`, ...). ``vfs.storage`` translates
     them into the vfs error vocabulary in one place.
 
 Requests
@@ -136,6 +136,24 @@ class NotRegular(OSError):
     """The key names something that is neither a regular file nor a directory (FIFO, device...)."""
 
 
+class BadRoot(OSError):
+    """The root cannot hold a workspace (from :meth:`Backend.check_root`). ``sentence`` says why,
+    with ``{root}`` where the root as the caller gave it goes: "The workspace root {root} does not
+    exist." (vfs fills it in and raises its one ``FS_BAD_ROOT`` error)."""
+
+    def __init__(self, sentence: str) -> None:
+        super().__init__(errno.ENOENT, sentence)
+        self.sentence = sentence
+
+    def said_of(self, root: str) -> str:
+        return self.sentence.replace("{root}", root)
+
+
+#: The sentences of the two problems every backend with real directories shares.
+ROOT_MISSING = "The workspace root {root} does not exist."
+ROOT_NOT_A_DIRECTORY = "The workspace root {root} is not a directory."
+
+
 @dataclass(frozen=True)
 class Capabilities:
     """What a backend can guarantee. vfs and the docs read these; nothing else is assumed."""
@@ -199,6 +217,13 @@ class Backend(Protocol):
 
     def describe(self) -> str:
         """A human-readable root, e.g. ``/home/me/project`` or ``s3://bucket/prefix``."""
+        ...
+
+    def check_root(self) -> None:
+        """``BadRoot`` if the root cannot hold a workspace (a directory that is missing or a file,
+        a bucket or container that does not exist); called once, when a workspace is opened, before
+        anything else is looked for. Cheap: at most one request. Other failures (credentials,
+        network) raise as from any primitive."""
         ...
 
     def stat(self, key: str) -> FileInfo | None:

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, TypeVar
 from backends.azure import connect
 from backends.azure.errors import conflict, is_conflict, is_not_found, status_of, translate, vanished
 from backends.base import (
+    BadRoot,
     Capabilities,
     DeleteItem,
     FileInfo,
@@ -139,6 +140,18 @@ class AzureBackend:
 
     def describe(self) -> str:
         return f"{self.label}/{self.prefix}" if self.prefix else self.label
+
+    def check_root(self) -> None:
+        """The container exists (one request); a prefix needs nothing: a fresh one is empty."""
+        try:
+            self.container.get_container_properties()
+        except Exception as exc:
+            if is_not_found(exc):  # ContainerNotFound is a 404
+                raise BadRoot(
+                    f"The container {self.container.container_name} of the workspace root {{root}} does not "
+                    "exist (create it first; check the name and the account)."
+                ) from None
+            raise translate(exc, "") from exc
 
     # -- plumbing ---------------------------------------------------------------------------
 

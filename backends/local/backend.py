@@ -12,6 +12,9 @@ from functools import partial
 from typing import Any, ClassVar, TypeVar
 
 from backends.base import (
+    ROOT_MISSING,
+    ROOT_NOT_A_DIRECTORY,
+    BadRoot,
     Capabilities,
     DeleteItem,
     FileInfo,
@@ -112,6 +115,12 @@ class LocalBackend:
 
     def describe(self) -> str:
         return self.root
+
+    def check_root(self) -> None:
+        """An existing directory (a link to one counts: the root is followed once, when opened)."""
+        if os.path.isdir(self.root):
+            return
+        raise BadRoot(ROOT_NOT_A_DIRECTORY if os.path.lexists(self.root) else ROOT_MISSING)
 
     # -- helpers ------------------------------------------------------------------------------
 

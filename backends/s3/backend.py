@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from backends.base import (
+    BadRoot,
     Capabilities,
     DeleteItem,
     FileInfo,
@@ -108,6 +109,22 @@ class S3Backend(PrefixDirectories, MultipartUpload):
 
     def describe(self) -> str:
         return f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}"
+
+    def check_root(self) -> None:
+        """The bucket exists (one ``HeadBucket``); a prefix needs nothing: a fresh one is empty."""
+        self._run(self._check_root)
+
+    async def _check_root(self) -> None:
+        try:
+            await self._call("head_bucket", "")
+        except Exception as exc:
+            parts = errors.error_parts(exc)
+            if errors.is_not_found(parts) or (parts is not None and parts.code == "NoSuchBucket"):
+                raise BadRoot(
+                    f"The bucket {self.bucket} of the workspace root {{root}} does not exist (create it first; "
+                    "check the name, and the endpoint_url storage option for a server other than AWS)."
+                ) from None
+            raise errors.translate(exc, "") from exc
 
     # -- async primitives -------------------------------------------------------------------
 
