@@ -62,7 +62,7 @@ class History:
             return
         try:
             self._unmeasured = 0
-            scan = self.ctx.log.scan()
+            scan = self.ctx.log.scan(sizes=self.max_bytes is not None)
             txids = [t for t in scan.journals if t in scan.decided]
             if len(txids) <= self.limit and not _beyond_bytes(txids, scan.sizes, self.max_bytes):
                 self._estimate = len(txids)  # nothing to trim: no record needs reading
@@ -79,7 +79,7 @@ class History:
         (``None``: the workspace's limits), never one a checkpoint needs; what was (or would be) dropped."""
         keep = self.limit if keep is None else keep
         max_bytes = self.max_bytes if max_bytes is None else max_bytes
-        scan = self.ctx.log.scan()
+        scan = self.ctx.log.scan(sizes=True)
         txids = [t for t in scan.journals if t in scan.decided]
         candidates = sorted(set(txids[: max(0, len(txids) - keep)]) | set(_beyond_bytes(txids, scan.sizes, max_bytes)))
         dropped = self.drop(candidates, dry_run=dry_run)
@@ -96,7 +96,7 @@ class History:
 
     def usage(self) -> tuple[int, int]:
         """How many committed records the history holds, and their bytes (one listing)."""
-        scan = self.ctx.log.scan()
+        scan = self.ctx.log.scan(sizes=True)
         txids = [t for t in scan.journals if t in scan.decided]
         return len(txids), sum(scan.sizes.get(t, 0) for t in txids)
 

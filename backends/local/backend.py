@@ -90,6 +90,7 @@ class LocalBackend:
         self.fsync = fsync
         self.versions = Versions(trust_ctime=trust_ctime)
         self._umask = _umask()
+        self._exchange_works: dict[int, bool] = {}  # device -> whether renameat2 swaps names there
         if not flock_excludes(self.root):
             note = "The commit lock excludes the threads of this process only (flock does not exclude here)."
             self.capabilities = dataclasses.replace(
@@ -272,9 +273,15 @@ class LocalBackend:
             check_precondition(item, self.stat(item.key), lambda: False)
 
     def _can_set_aside(self, directory: Directory) -> bool:
-        """Whether this folder takes the set-aside protocol (probed per call: one failing
-        syscall, and a mount point inside the root may differ from the root)."""
-        return self.set_aside and setaside.exchange_works(directory)
+        """Whether this folder takes the set-aside protocol: probed once per filesystem (a mount
+        point inside the root may differ from the root), the answer kept by device number."""
+        if not self.set_aside or directory.fd is None:
+            return False
+        device = os.fstat(directory.fd).st_dev
+        works = self._exchange_works.get(device)
+        if works is None:
+            works = self._exchange_works[device] = setaside.exchange_works(directory)
+        return works
 
     def _same_as(self, version: str, held: int) -> setaside.Check:
         return lambda st: self.versions.matches_renamed(st, version, lambda: publish.read_fd(held))
@@ -399,6 +406,13 @@ class LocalBackend:
                     continue
                 out.append(self._info(join_key(key, entry.name), st_child, None))
         return out
+
+    def list_names(self, key: str) -> list[str]:
+        """The names in ``key``, with no stat per entry (``list`` stats each one)."""
+        path = self._path(key)
+        if not stat_module.S_ISDIR(os.lstat(path).st_mode):
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
+        return os.listdir(path)
 
     def mkdir(self, key: str) -> None:
         directory = self._check_parent(key)
