@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import errno
 import os
@@ -410,7 +411,7 @@ class LocalBackend:
                 out.append(self._info(join_key(key, entry.name), st_child, None))
         return out
 
-    def list_names(self, key: str) -> list[str]:
+    def list_names(self, key: str) -> builtins.list[str]:
         """The names in ``key``, with no stat per entry (``list`` stats each one)."""
         path = self._path(key)
         if not stat_module.S_ISDIR(os.lstat(path).st_mode):
