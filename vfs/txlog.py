@@ -26,6 +26,7 @@ model path. A record that fails raises :class:`~vfs.errors.CorruptMetadata`, nam
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -263,10 +264,11 @@ class TxLog:
         except NotFound:
             return scan
         for name, size in listed:
-            txid, dot, suffix = name.partition(".")
-            if not (dot and suffix in _SUFFIXES and _TXID.fullmatch(txid)):
+            parsed = _record_name(name)
+            if parsed is None:
                 scan.leftovers.append(name)
                 continue
+            txid, suffix = parsed
             if sizes:
                 scan.sizes[txid] = scan.sizes.get(txid, 0) + size
             if suffix == "journal":
@@ -454,6 +456,16 @@ class TxLog:
             after_sha=reader.sha(raw, "after_sha", optional=True),
             after_mode=reader.get(raw, "after_mode", int, optional=True),
         )
+
+
+@functools.lru_cache(maxsize=4096)
+def _record_name(name: str) -> tuple[str, str] | None:
+    """``(txid, suffix)`` of a record's file name, ``None`` for any other name. Memoized: every
+    commit lists the same names again (a history of 50 records is 100 of them)."""
+    txid, dot, suffix = name.partition(".")
+    if not (dot and suffix in _SUFFIXES and _TXID.fullmatch(txid)):
+        return None
+    return txid, suffix
 
 
 def _txids(reader: _Reader, raw: list[Any]) -> list[str]:

@@ -19,12 +19,12 @@ the history emptied.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from benchmarks.context import Context, check_files, check_process, reset_history, restore
 from benchmarks.core import Measured, Series, Target, Workload, timed
+from benchmarks.workloads.transaction import fsync_floor
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "full": {"files": 2000, "adds": 60, "deletes": 20, "dirs": 20, "lines": 30},
@@ -61,22 +61,6 @@ def make_case(p: dict[str, Any]) -> tuple[dict[str, bytes], dict[str, bytes], st
     return originals, expected, "\n".join(patch) + "\n"
 
 
-def fsync_floor(directory: Path, count: int) -> float:
-    """``count`` fsyncs of a 4 KB file rewritten in place each time: the disk's flush latency."""
-    path = directory / "fsync-probe"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
-    try:
-
-        def flushes() -> None:
-            for k in range(count):
-                os.pwrite(fd, k.to_bytes(4, "little") * 1024, 0)
-                os.fsync(fd)
-
-        return timed(flushes)
-    finally:
-        os.close(fd)
-
-
 def build(ctx: Context) -> Workload:
     p = ctx.params("patch_many", DEFAULTS)
     root = ctx.workdir("patch_many")
@@ -106,7 +90,7 @@ def build(ctx: Context) -> Workload:
         assert not getattr(result, "is_error", False), result
         ctx.settle(*expected)
 
-    last: dict[str, Any] = {}
+    last: dict[Any, Any] = {}
 
     def cli(*options: str) -> Any:
         def run() -> Measured:
