@@ -203,3 +203,27 @@ def test_a_commit_across_more_folders_than_descriptors(tmp_path: Path) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert tx.result is not None and len(tx.result.changes) == folders
     assert all((tmp_path / f"d{i}" / "f.txt").read_bytes() == f"{i}".encode() for i in range(folders))
+
+
+def test_resolving_a_key_stats_only_below_the_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """realpath stat'ed every folder above the root too (the root was resolved when opened); a
+    symlink below the root still takes the full path (and one leading outside is refused)."""
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "f.txt").write_bytes(b"x")
+    (tmp_path / "a" / "link").symlink_to(tmp_path / "a" / "b")
+    (tmp_path / "a" / "out").symlink_to("/")
+    root = backends.local.containment.Root(str(tmp_path), dir_fd=True)
+    seen: list[str] = []
+    real = os.lstat
+
+    def lstat(path: str, *args: object, **kwargs: object) -> os.stat_result:
+        seen.append(str(path))
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    assert root.resolve("a/b/f.txt") == "a/b/f.txt"
+    assert len(seen) == 3 and all(p.startswith(str(tmp_path) + "/") for p in seen), seen
+    assert root.resolve("a/b/missing/deeper.txt") == "a/b/missing/deeper.txt"
+    assert root.resolve("a/link/f.txt") == "a/b/f.txt"
+    with pytest.raises(backends.base.EscapesRoot):
+        root.resolve("a/out/etc")
