@@ -184,7 +184,7 @@ class LocalBackend:
         flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
         try:
             # the mode is ignored without O_CREAT; the file's own keeps emulations that apply it harmless
-            fd = os.open(path, flags, stat_module.S_IMODE(st.st_mode))
+            fd = publish.open_waiting_out_leases(lambda: os.open(path, flags, stat_module.S_IMODE(st.st_mode)))
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise NotRegular(errno.ELOOP, "is a symlink", key) from exc
