@@ -227,3 +227,29 @@ def test_resolving_a_key_stats_only_below_the_root(tmp_path: Path, monkeypatch: 
     assert root.resolve("a/link/f.txt") == "a/b/f.txt"
     with pytest.raises(backends.base.EscapesRoot):
         root.resolve("a/out/etc")
+
+
+def test_a_read_waits_out_a_lease_another_writer_holds(tmp_path: Path) -> None:
+    """A vfs writer holds a write lease on its staged file between the swap and the check; an
+    O_NONBLOCK open fails there with EAGAIN (a blocking one would wait): the read waits it out."""
+    import fcntl
+    import signal
+    import threading
+
+    (tmp_path / "f.txt").write_bytes(b"bytes")
+    fd = os.open(tmp_path / "f.txt", os.O_RDWR)
+    try:
+        fcntl.fcntl(fd, backends.local.setaside._F_SETSIG, signal.SIGURG)  # a break must not kill us
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+        except OSError:
+            pytest.skip("no leases here")
+        with pytest.raises(BlockingIOError):  # what a plain non-blocking open meets
+            os.close(os.open(tmp_path / "f.txt", os.O_RDONLY | os.O_NONBLOCK))
+        timer = threading.Timer(0.05, lambda: fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK))
+        timer.start()
+        data, _ = LocalBackend(str(tmp_path)).read("f.txt")
+        timer.join()
+        assert data == b"bytes"
+    finally:
+        os.close(fd)
