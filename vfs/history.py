@@ -42,6 +42,7 @@ class History:
         self._begin = begin
         self._estimate: int | None = None  # committed records this process believes exist
         self._unmeasured = 0  # commits since the history's bytes were last listed
+        self._known: dict[str, DoneRecord] = {}  # decisions read while pruning, by txid
 
     def committed_txids(self) -> list[str]:
         """Txids with both records, oldest first."""
@@ -62,12 +63,12 @@ class History:
             return
         try:
             self._unmeasured = 0
-            scan = self.ctx.log.scan()
+            scan = self.ctx.log.scan(sizes=self.max_bytes is not None)
             txids = [t for t in scan.journals if t in scan.decided]
             if len(txids) <= self.limit and not _beyond_bytes(txids, scan.sizes, self.max_bytes):
                 self._estimate = len(txids)  # nothing to trim: no record needs reading
                 return
-            timeline = self.timeline()
+            timeline = self._known_timeline(txids)
             candidates = set(self._beyond_limit(timeline)) | set(_beyond_bytes(txids, scan.sizes, self.max_bytes))
             dropped = self.drop(sorted(candidates))
             self._estimate = len(timeline) - len(dropped)
@@ -79,7 +80,7 @@ class History:
         (``None``: the workspace's limits), never one a checkpoint needs; what was (or would be) dropped."""
         keep = self.limit if keep is None else keep
         max_bytes = self.max_bytes if max_bytes is None else max_bytes
-        scan = self.ctx.log.scan()
+        scan = self.ctx.log.scan(sizes=True)
         txids = [t for t in scan.journals if t in scan.decided]
         candidates = sorted(set(txids[: max(0, len(txids) - keep)]) | set(_beyond_bytes(txids, scan.sizes, max_bytes)))
         dropped = self.drop(candidates, dry_run=dry_run)
@@ -96,7 +97,7 @@ class History:
 
     def usage(self) -> tuple[int, int]:
         """How many committed records the history holds, and their bytes (one listing)."""
-        scan = self.ctx.log.scan()
+        scan = self.ctx.log.scan(sizes=True)
         txids = [t for t in scan.journals if t in scan.decided]
         return len(txids), sum(scan.sizes.get(t, 0) for t in txids)
 
@@ -121,6 +122,16 @@ class History:
         old = [r.txid for r in timeline if r.txid < cutoff]
         excess = [r.txid for r in timeline[: max(0, len(timeline) - 4 * self.limit)]]
         return sorted(set(old) | set(excess))
+
+    def _known_timeline(self, txids: list[str]) -> list[DoneRecord]:
+        """``timeline()`` for pruning, reading only the records this process has not read yet:
+        a decision is written once and never rewritten, so one read per record is enough."""
+        self.ctx.require_resolved()
+        known = self._known
+        unread = [t for t in txids if t not in known]
+        known.update((r.txid, r) for r in self.ctx.log.read_dones(unread))
+        self._known = {t: known[t] for t in txids}  # forget what was pruned meanwhile
+        return [r for r in self._known.values() if r.outcome == "committed"]
 
     @property
     def _slack(self) -> int:

@@ -180,6 +180,13 @@ class Storage:
     def list(self, key: str) -> builtins.list[FileInfo]:
         return self._call("list", key, lambda: self.backend.list(key))
 
+    def names(self, key: str) -> builtins.list[str]:
+        """The names in the folder ``key``, without their stat where the backend can skip it."""
+        names_of = getattr(self.backend, "list_names", None)
+        if names_of is None:
+            return [entry.name for entry in self.list(key)]
+        return self._call("list", key, lambda: list(names_of(key)))
+
     def mkdir(self, key: str) -> None:
         self._call("create directory", key, lambda: self.backend.mkdir(key))
 

@@ -26,6 +26,7 @@ model path. A record that fails raises :class:`~vfs.errors.CorruptMetadata`, nam
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -49,6 +50,7 @@ DONE_MAGIC = b"VFSDONE2\n"
 _TXID = re.compile(r"\d{20}-[0-9a-f]{8}")
 _DIGEST = re.compile(r"[0-9a-f]{32}")
 _STATES = ("file", "absent", "directory")
+_SUFFIXES = frozenset(("journal", "done", "gap"))
 #: a session (conversation) id: what ``vfs undo --session`` names
 _SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 #: A header larger than this is not one of ours (a commit of 100,000 files stays far below).
@@ -250,18 +252,25 @@ class TxLog:
     def gap_key(self, txid: str) -> str:
         return f"{self.tx_key}/{txid}.gap"
 
-    def scan(self) -> Scan:
+    def scan(self, *, sizes: bool = False) -> Scan:
+        """What ``tx/`` holds; the bytes of each txid's records only with ``sizes`` (a plain
+        listing of names costs no stat per record on local disk: every commit scans)."""
         scan = Scan()
         try:
-            entries = self.storage.list(self.tx_key)
+            if sizes:
+                listed = [(e.name, max(0, e.size or 0)) for e in self.storage.list(self.tx_key)]
+            else:
+                listed = [(name, 0) for name in self.storage.names(self.tx_key)]
         except NotFound:
             return scan
-        for entry in entries:
-            txid, dot, suffix = entry.name.partition(".")
-            if not (dot and _TXID.fullmatch(txid) and suffix in ("journal", "done", "gap")):
-                scan.leftovers.append(entry.name)
+        for name, size in listed:
+            parsed = _record_name(name)
+            if parsed is None:
+                scan.leftovers.append(name)
                 continue
-            scan.sizes[txid] = scan.sizes.get(txid, 0) + max(0, entry.size or 0)
+            txid, suffix = parsed
+            if sizes:
+                scan.sizes[txid] = scan.sizes.get(txid, 0) + size
             if suffix == "journal":
                 scan.journals.append(txid)
             elif suffix == "done":
@@ -447,6 +456,16 @@ class TxLog:
             after_sha=reader.sha(raw, "after_sha", optional=True),
             after_mode=reader.get(raw, "after_mode", int, optional=True),
         )
+
+
+@functools.lru_cache(maxsize=4096)
+def _record_name(name: str) -> tuple[str, str] | None:
+    """``(txid, suffix)`` of a record's file name, ``None`` for any other name. Memoized: every
+    commit lists the same names again (a history of 50 records is 100 of them)."""
+    txid, dot, suffix = name.partition(".")
+    if not (dot and suffix in _SUFFIXES and _TXID.fullmatch(txid)):
+        return None
+    return txid, suffix
 
 
 def _txids(reader: _Reader, raw: list[Any]) -> list[str]:

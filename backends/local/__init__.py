@@ -3,18 +3,22 @@
 One reason to change per module:
 
 - ``containment``: every access stays below the root (directory handles reached with
-  ``O_NOFOLLOW``, ``realpath`` for ``resolve``);
+  ``O_NOFOLLOW``; ``resolve`` stats the components below the root, ``realpath`` once one is a
+  symlink);
 - ``versions``: ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)`` plus a content hash for
   "racy" files (modified within ``RACY_WINDOW_NS`` of being looked at: git's rule);
 - ``publish``: temp file, flush, mode/owner/xattrs carried over, link or rename into place;
 - ``setaside``: conditional writes and deletes that never overwrite a writer bypassing vfs;
-- ``lock``: the commit lock (``flock(2)`` plus a per-path thread lock);
+- ``syncfs``: a large durable batch flushed with one ``syncfs(2)`` per filesystem instead of an
+  ``fsync`` per file (Linux >= 5.8, where it reports writeback errors);
+- ``lock``: the commit lock (``flock(2)`` plus a per-path thread lock; the lock file says whether
+  its last holder left cleanly);
 - ``backend``: the :class:`LocalBackend` class, composing them.
 
 Decisions (what a replace does to a file that is more than its bytes):
 
 - **No check-to-rename window** (where the kernel has ``renameat2(RENAME_EXCHANGE)``: Linux on
-  ext4, xfs, btrfs, tmpfs...; probed per folder). A conditional write swaps the staged file in
+  ext4, xfs, btrfs, tmpfs...; probed once per filesystem). A conditional write swaps the staged file in
   atomically and checks the file that came out: the inode vfs looked at, still the expected
   version (ctime aside, which the rename moves: any later write moved the mtime, or the version is
   racy and carries a content hash). If not, a second exchange puts it back and the write is

@@ -105,11 +105,31 @@ class Root:
         return real == self.path or real.startswith(self.path.rstrip(os.sep) + os.sep)
 
     def resolve(self, key: str) -> str:
+        if self._no_symlink_below(key):
+            return key  # what realpath would return, with a stat per component below the root only
         real = os.path.realpath(self.path_of(key))
         if not self.inside(real):
             raise EscapesRoot(errno.EACCES, f"{key} resolves outside the workspace root", key)
         rel = os.path.relpath(real, self.path)
         return "" if rel == "." else rel.replace(os.sep, "/")
+
+    def _no_symlink_below(self, key: str) -> bool:
+        """Whether no component of ``key`` is a symlink (up to the first that does not exist:
+        nothing below it can be one). The root's own path was resolved when it was opened, so
+        realpath's stat of every folder above it (10 on a typical path) is not repeated per key."""
+        parts = key.split("/")
+        if os.sep != "/" or not key or any(part in ("", ".", "..") for part in parts):
+            return False
+        path = self.path
+        for part in parts:
+            path = os.path.join(path, part)
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                return True  # realpath keeps the rest as written, too
+            if stat_module.S_ISLNK(mode):
+                return False
+        return True
 
     def parent(self, key: str) -> Directory:
         """The parent directory of ``key``, reached without following any symlink. vfs resolves

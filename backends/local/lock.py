@@ -9,6 +9,7 @@ filesystem, some network mounts) only the thread lock excludes, and the backend 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -53,31 +54,83 @@ def flock_excludes(directory: str) -> bool:
     return False
 
 
-@contextmanager
-def local_lock(path: str, timeout: float, *, cross_process: bool) -> Iterator[None]:
-    with _PROCESS_LOCKS_GUARD:
-        thread_lock = _PROCESS_LOCKS.setdefault(path, threading.Lock())
-    deadline = time.monotonic() + timeout
-    if not thread_lock.acquire(timeout=timeout):
-        raise TimeoutError(f"could not acquire the commit lock {path} within {timeout} s")
-    try:
-        if fcntl is None:
-            with _filelock(path, deadline, timeout):
-                yield
-        elif cross_process:
-            with _flock(path, deadline, timeout):
-                yield
-        else:
-            yield  # flock would not exclude anyone here: the thread lock is all there is
-    finally:
-        thread_lock.release()
+#: What the lock file holds between holders: ``CLEAN`` when the last holder left nothing
+#: unfinished, ``BUSY`` from the moment a holder takes it until it lets go cleanly.
+CLEAN = b"vfs-lock clean\n"
+BUSY = b"vfs-lock busy \n"
+#: Lock files this process has held: only a later acquisition may be ``fresh`` (see LocalLock).
+_HELD_BEFORE: set[str] = set()
+
+
+class LocalLock:
+    """The commit lock as a context manager that also tells whether the holder must look for
+    unfinished work (``fresh``) and lets it say it leaves some (``mark_dirty``).
+
+    The lock file says ``BUSY`` while held and ``CLEAN`` once its holder let go without leaving
+    an unresolved journal: a holder killed mid-commit (the kernel drops its ``flock``) leaves
+    ``BUSY``, so the next holder is not ``fresh`` and lists the journals. Not ``fresh`` either:
+    the first acquisition in a process (after a power cut the unflushed marker may be older than
+    the journals, and every process starts again), a lock file without the marker (made by an
+    older vfs or by hand), and where ``flock`` does not exclude."""
+
+    def __init__(self, path: str, timeout: float, *, cross_process: bool) -> None:
+        self.path = path
+        self.timeout = timeout
+        self.cross_process = cross_process
+        self.fresh = False
+        self._dirty = False
+        self._fd: int | None = None
+        self._inner: contextlib.ExitStack | None = None
+
+    def mark_dirty(self) -> None:
+        """This holder leaves an unresolved journal: the next one must look for it."""
+        self._dirty = True
+
+    def __enter__(self) -> None:
+        with _PROCESS_LOCKS_GUARD:
+            thread_lock = _PROCESS_LOCKS.setdefault(self.path, threading.Lock())
+        deadline = time.monotonic() + self.timeout
+        if not thread_lock.acquire(timeout=self.timeout):
+            raise TimeoutError(f"could not acquire the commit lock {self.path} within {self.timeout} s")
+        stack = contextlib.ExitStack()
+        stack.callback(thread_lock.release)
+        try:
+            if fcntl is None:
+                stack.enter_context(_filelock(self.path, deadline, self.timeout))
+            elif self.cross_process:
+                self._fd = stack.enter_context(_flock(self.path, deadline, self.timeout))
+                self._take_marker()
+        except BaseException:
+            stack.close()
+            raise
+        self._inner = stack
+
+    def _take_marker(self) -> None:
+        assert self._fd is not None
+        held_before = self.path in _HELD_BEFORE
+        self.fresh = os.pread(self._fd, len(CLEAN) + 1, 0) == CLEAN and held_before
+        os.pwrite(self._fd, BUSY, 0)
+        _HELD_BEFORE.add(self.path)
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._inner is not None
+        try:
+            if self._fd is not None and not self._dirty:
+                os.pwrite(self._fd, CLEAN, 0)
+        finally:
+            self._fd = None
+            self._inner.close()
+
+
+def local_lock(path: str, timeout: float, *, cross_process: bool) -> LocalLock:
+    return LocalLock(path, timeout, cross_process=cross_process)
 
 
 @contextmanager
-def _flock(path: str, deadline: float, timeout: float) -> Iterator[None]:
-    """``flock(2)`` on the lock file. Called directly rather than through filelock, whose
-    fork-safety bookkeeping costs about a millisecond per acquire: as much as the durable write a
-    commit protects."""
+def _flock(path: str, deadline: float, timeout: float) -> Iterator[int]:
+    """``flock(2)`` on the lock file; yields its descriptor. Called directly rather than through
+    filelock, whose fork-safety bookkeeping costs about a millisecond per acquire: as much as the
+    durable write a commit protects."""
     assert fcntl is not None
     flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
     try:
@@ -98,7 +151,7 @@ def _flock(path: str, deadline: float, timeout: float) -> Iterator[None]:
                 time.sleep(min(delay, remaining))
                 delay = min(delay * 2, 0.05)
         try:
-            yield
+            yield fd
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import errno
 import os
 import stat as stat_module
+import time
+from collections.abc import Callable
 
 from backends.base import HardLinked, PreconditionFailed, WriteData, temp_name
 from backends.local.containment import Directory
@@ -26,6 +28,27 @@ NO_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.EN
 
 def fresh_temp_name() -> str:
     return temp_name()
+
+
+#: How long an open waits out another process's lease on the file (held for the microseconds of a
+#: set-aside swap-and-check) before it gives up.
+LEASE_WAIT_S = 2.0
+
+
+def open_waiting_out_leases(opener: Callable[[], int]) -> int:
+    """``opener()`` (an ``O_NONBLOCK`` open, so that a FIFO never hangs it), retried while it
+    fails with ``EAGAIN``: on a regular file that means another process holds a lease on it (a
+    vfs writer between its swap and its check: see ``setaside``), which a blocking open would
+    wait out."""
+    delay, deadline = 0.0005, time.monotonic() + LEASE_WAIT_S
+    while True:
+        try:
+            return opener()
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.02)
 
 
 # -- the file being replaced -------------------------------------------------------------------
@@ -45,7 +68,7 @@ def open_existing(directory: Directory, name: str) -> tuple[int, os.stat_result]
     try:
         # The mode argument is ignored without O_CREAT; passing the file's own keeps emulated
         # filesystems that apply it anyway from changing the file by opening it.
-        fd = directory.open(name, _READ_FLAGS, stat_module.S_IMODE(st.st_mode))
+        fd = open_waiting_out_leases(lambda: directory.open(name, _READ_FLAGS, stat_module.S_IMODE(st.st_mode)))
     except (FileNotFoundError, OSError) as exc:
         if isinstance(exc, FileNotFoundError) or exc.errno == errno.ELOOP:
             return None  # replaced meanwhile by nothing or a symlink: no file to carry over

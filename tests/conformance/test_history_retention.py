@@ -33,7 +33,7 @@ def test_prune_by_bytes_says_what_it_dropped_and_a_dry_run_drops_nothing(make_wo
     txids = [_commit(ws, i) for i in range(6)]
     count, size = ws.history_usage()
     assert count == 6 and size > 6 * BIG
-    sizes = ws.txlog.scan().sizes
+    sizes = ws.txlog.scan(sizes=True).sizes
     budget = sizes[txids[-1]] + sizes[txids[-2]]  # the newest two fit, not three
     preview = ws.prune_report(max_bytes=budget, dry_run=True)
     assert preview.dry_run and ws.history_usage() == (count, size)

@@ -203,3 +203,53 @@ def test_a_commit_across_more_folders_than_descriptors(tmp_path: Path) -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert tx.result is not None and len(tx.result.changes) == folders
     assert all((tmp_path / f"d{i}" / "f.txt").read_bytes() == f"{i}".encode() for i in range(folders))
+
+
+def test_resolving_a_key_stats_only_below_the_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """realpath stat'ed every folder above the root too (the root was resolved when opened); a
+    symlink below the root still takes the full path (and one leading outside is refused)."""
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "f.txt").write_bytes(b"x")
+    (tmp_path / "a" / "link").symlink_to(tmp_path / "a" / "b")
+    (tmp_path / "a" / "out").symlink_to("/")
+    root = backends.local.containment.Root(str(tmp_path), dir_fd=True)
+    seen: list[str] = []
+    real = os.lstat
+
+    def lstat(path: str, *args: object, **kwargs: object) -> os.stat_result:
+        seen.append(str(path))
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "lstat", lstat)
+    assert root.resolve("a/b/f.txt") == "a/b/f.txt"
+    assert len(seen) == 3 and all(p.startswith(str(tmp_path) + "/") for p in seen), seen
+    assert root.resolve("a/b/missing/deeper.txt") == "a/b/missing/deeper.txt"
+    assert root.resolve("a/link/f.txt") == "a/b/f.txt"
+    with pytest.raises(backends.base.EscapesRoot):
+        root.resolve("a/out/etc")
+
+
+def test_a_read_waits_out_a_lease_another_writer_holds(tmp_path: Path) -> None:
+    """A vfs writer holds a write lease on its staged file between the swap and the check; an
+    O_NONBLOCK open fails there with EAGAIN (a blocking one would wait): the read waits it out."""
+    import fcntl
+    import signal
+    import threading
+
+    (tmp_path / "f.txt").write_bytes(b"bytes")
+    fd = os.open(tmp_path / "f.txt", os.O_RDWR)
+    try:
+        fcntl.fcntl(fd, backends.local.setaside._F_SETSIG, signal.SIGURG)  # a break must not kill us
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+        except OSError:
+            pytest.skip("no leases here")
+        with pytest.raises(BlockingIOError):  # what a plain non-blocking open meets
+            os.close(os.open(tmp_path / "f.txt", os.O_RDONLY | os.O_NONBLOCK))
+        timer = threading.Timer(0.05, lambda: fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK))
+        timer.start()
+        data, _ = LocalBackend(str(tmp_path)).read("f.txt")
+        timer.join()
+        assert data == b"bytes"
+    finally:
+        os.close(fd)

@@ -140,3 +140,67 @@ def test_lock_file_folder_removed_behind_an_open_workspace(tmp_path: Path) -> No
         tx.write("a.txt", b"new\n")
     assert (tmp_path / "a.txt").read_bytes() == b"new\n"
     assert lock.exists()
+
+
+def _fresh(path: Path) -> tuple[bool, bool]:
+    """Whether an acquisition of the lock at ``path`` is ``fresh`` (twice: the first and a second)."""
+    from backends.local.lock import local_lock
+
+    seen = []
+    for _ in range(2):
+        lock = local_lock(str(path), 5, cross_process=True)
+        with lock:
+            seen.append(lock.fresh)
+    return seen[0], seen[1]
+
+
+def test_a_lock_is_fresh_only_after_this_process_held_it_and_its_holder_left_cleanly(tmp_path: Path) -> None:
+    from backends.local.lock import BUSY, CLEAN, local_lock
+
+    path = tmp_path / "lock"
+    path.write_bytes(CLEAN)  # clean, but written before this process ever held it (a power cut?)
+    assert _fresh(path) == (False, True)
+    assert path.read_bytes() == CLEAN
+    lock = local_lock(str(path), 5, cross_process=True)
+    with lock:
+        assert path.read_bytes() == BUSY  # a holder killed now leaves it busy
+        lock.mark_dirty()
+    assert path.read_bytes() == BUSY
+    again = local_lock(str(path), 5, cross_process=True)
+    with again:
+        assert not again.fresh  # the dirty holder's work must be looked for
+
+
+def test_a_holder_killed_mid_commit_leaves_the_lock_not_fresh(tmp_path: Path) -> None:
+    from backends.local.lock import BUSY, local_lock
+
+    path = tmp_path / "lock"
+    _fresh(path)  # this process has held it: only the marker decides from now on
+    killed = textwrap.dedent(
+        """
+        import os, signal, sys
+        sys.path.insert(0, sys.argv[2])
+        from backends.local.lock import local_lock
+        with local_lock(sys.argv[1], 5, cross_process=True):
+            os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    repo = str(Path(__file__).resolve().parents[2])
+    proc = subprocess.run([sys.executable, "-c", killed, str(path), repo], check=False)
+    assert proc.returncode == -signal.SIGKILL
+    assert path.read_bytes() == BUSY
+    lock = local_lock(str(path), 5, cross_process=True)
+    with lock:
+        assert not lock.fresh
+
+
+def test_a_lock_file_without_the_marker_is_never_fresh(tmp_path: Path) -> None:
+    path = tmp_path / "lock"
+    path.write_bytes(b"")  # as an older vfs (or a hand) leaves it
+    from backends.local.lock import local_lock
+
+    _fresh(path)
+    path.write_bytes(b"")
+    lock = local_lock(str(path), 5, cross_process=True)
+    with lock:
+        assert not lock.fresh

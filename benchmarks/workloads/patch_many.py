@@ -1,0 +1,182 @@
+"""One apply_patch patch touching many small files, local disk, durable (issue 20).
+
+The patch updates most of ``files`` small files (one hunk each), adds ``adds`` new files and
+deletes ``deletes`` (spread over ``dirs`` folders). Series, on the same patch bytes and the same
+files, every output checked against the generator's reference:
+
+- ``ours.cli``: ``python -m editors.cli apply`` as a whole process, the patch on stdin (durable:
+  the journal, every file and every folder flushed);
+- ``codex``: Codex's ``apply_patch`` binary as a whole process (not durable);
+- ``ours.cli.nofsync``: ours with ``fsync=false`` (informative: what is fsync);
+- ``ours.inproc``: ``editors.apply_patch.tool.apply_patch`` in this process (durable);
+- ``undo``: ``workspace.undo()`` of that patch in this process, applied untimed just before and
+  settled (durable); the target compares it with ``ours.inproc``, the apply it reverts;
+- ``fsync``: the floor: ``files`` fsyncs of a 4 KB file each (measured in the same run).
+
+Every run starts from the original files (added ones removed), settled past the racy window, with
+the history emptied.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from benchmarks.context import Context, check_files, check_process, reset_history, restore
+from benchmarks.core import Measured, Series, Target, Workload, timed
+from benchmarks.workloads.transaction import fsync_floor
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "full": {"files": 2000, "adds": 60, "deletes": 20, "dirs": 20, "lines": 30},
+    "quick": {"files": 500, "adds": 15, "deletes": 5, "dirs": 10, "lines": 30},
+    "tiny": {"files": 12, "adds": 2, "deletes": 2, "dirs": 3, "lines": 8},
+}
+
+
+def _text(i: int, lines: int) -> str:
+    return "".join(f"line {j} of file {i}: value = {i * 31 + j}\n" for j in range(lines))
+
+
+def make_case(p: dict[str, Any]) -> tuple[dict[str, bytes], dict[str, bytes], str]:
+    """(original files, expected files, patch) by relative name; deleted files are absent from
+    the expected ones. The first ``deletes`` files are deleted, the others updated (line 1)."""
+    n, lines = p["files"], p["lines"]
+    names = [f"pkg{i % p['dirs']}/mod_{i:05d}.py" for i in range(n)]
+    originals = {name: _text(i, lines).encode() for i, name in enumerate(names)}
+    expected: dict[str, bytes] = {}
+    patch = ["*** Begin Patch"]
+    for i, name in enumerate(names):
+        if i < p["deletes"]:
+            patch.append(f"*** Delete File: {name}")
+            continue
+        old, new = f"line 1 of file {i}: value = {i * 31 + 1}", f"line 1 of file {i}: value = {i * 31 + 1} + 1"
+        patch += [f"*** Update File: {name}", "@@", f" line 0 of file {i}: value = {i * 31}", f"-{old}", f"+{new}"]
+        expected[name] = originals[name].replace(old.encode(), new.encode(), 1)
+    for k in range(p["adds"]):
+        name = f"pkg{k % p['dirs']}/new_{k:05d}.py"
+        body = [f"added file {k}", f"value = {k}"]
+        patch += [f"*** Add File: {name}", *(f"+{line}" for line in body)]
+        expected[name] = ("\n".join(body) + "\n").encode()
+    patch.append("*** End Patch")
+    return originals, expected, "\n".join(patch) + "\n"
+
+
+def build(ctx: Context) -> Workload:
+    p = ctx.params("patch_many", DEFAULTS)
+    root = ctx.workdir("patch_many")
+    originals_rel, expected_rel, patch = make_case(p)
+    originals = {root / k: v for k, v in originals_rel.items()}
+    expected = {root / k: v for k, v in expected_rel.items()}
+    added = [root / k for k in expected_rel if k not in originals_rel]
+    deleted = [root / k for k in originals_rel if k not in expected_rel]
+    patch_bytes = patch.encode()
+    probe_dir = ctx.workdir("patch_many.fsync")
+
+    import vfs
+    from editors.apply_patch.tool import apply_patch
+
+    workspace = vfs.open_workspace(str(root))
+
+    def settled() -> None:
+        for path in added:
+            path.unlink(missing_ok=True)
+        restore(originals)
+        reset_history(root)
+        ctx.settle(*originals)
+
+    def applied() -> None:
+        settled()
+        result = apply_patch(workspace, patch)
+        assert not getattr(result, "is_error", False), result
+        ctx.settle(*expected)
+
+    last: dict[Any, Any] = {}
+
+    def cli(*options: str) -> Any:
+        def run() -> Measured:
+            last[options] = result = ctx.run(ctx.vfs_cli("apply", *options), stdin=patch_bytes, cwd=root)
+            return result.time()
+
+        return run
+
+    def codex() -> Measured:
+        assert ctx.codex.path is not None
+        last["codex"] = result = ctx.run([ctx.codex.path], stdin=patch_bytes, cwd=root)
+        return result.time()
+
+    def verify(who: str, reference: dict[Path, bytes], absent: list[Path], process: Any = None) -> Any:
+        def check() -> None:
+            if process is not None:
+                check_process(last[process], who)
+            check_files(reference, who)
+            there = [path.name for path in absent if path.exists()]
+            if there:
+                raise AssertionError(f"{who}: {there[:3]} should not exist after the run")
+
+        return check
+
+    nofsync = ("--storage-option", "fsync=false")
+    after, before = (expected, deleted), (originals, added)
+    series = [
+        Series("ours.cli", "vfs apply, whole process (durable)", "ours", cli(), settled,
+               verify("ours.cli", *after, process=())),
+        Series("codex", "Codex apply_patch, whole process", "peer", codex, settled,
+               verify("codex", *after, process="codex"), missing=ctx.codex.missing),
+        Series("ours.cli.nofsync", "vfs apply, whole process, fsync off (informative)", "ours", cli(*nofsync),
+               settled, verify("ours.cli.nofsync", *after, process=nofsync)),
+        Series("ours.inproc", "vfs apply_patch in-process (durable)", "ours",
+               lambda: timed(lambda: apply_patch(workspace, patch)), settled, verify("ours.inproc", *after)),
+        Series("undo", "undo of that patch, in-process (durable)", "ours", lambda: timed(workspace.undo), applied,
+               verify("undo", *before)),
+        Series("fsync", f"the floor: {p['files']:,} fsyncs of a 4 KB file", "baseline",
+               lambda: fsync_floor(probe_dir, p["files"])),
+    ]  # fmt: skip
+    n = p["files"]
+    targets = [
+        Target(
+            f"`vfs apply` of a patch touching {n:,} files, durable <= 1.5x Codex",
+            "ours.cli",
+            1.5,
+            denominator="codex",
+            note=PROFILE_NOTE,
+        ),
+        Target(
+            f"undo of that {n:,}-file patch <= 1.1x its apply",
+            "undo",
+            1.1,
+            denominator="ours.inproc",
+            note=UNDO_NOTE,
+        ),
+    ]
+    params = {**p, "patch_bytes": len(patch_bytes)}
+    return Workload(
+        "patch_many",
+        f"one patch touching {n:,} small files (update {n - p['deletes']:,}, add {p['adds']}, delete "
+        f"{p['deletes']}), durable",
+        params,
+        series,
+        targets,
+        teardown=workspace.close,
+    )
+
+
+PROFILE_NOTE = (
+    "profile (cProfile, strace -c; 2,000 files): fsyncs went from 2,085 to 6 plus 2 syncfs: a batch of 16+ "
+    "durable files is staged unflushed, flushed with one syncfs per filesystem before its renames (each "
+    "file's bytes durable before its rename, as with an fsync each: the crash campaign passes with every "
+    "batch on this path), its 20 folders with one more; it was one journal commit per file. Fsync off "
+    "now changes little. What is left, per file: a temp file created, the swap (renameat2) and the "
+    "replaced inode freed, a read under the lock (pre-image and version check), 2-3 key resolutions (3 "
+    "stats each, ~10 before) and the patch matched in Python (plan_patch ~40 % of the CPU). Codex "
+    "rewrites each file in place (truncate + write: no inode created or freed, no fsync, not atomic). On "
+    "this shared ext4 (mounted with discard) creating and freeing an inode costs 0.1-3 ms under load: "
+    "the ~4,000 of them set the wall time (CPU ~2 s of ~10 s in a run at load 10-20). To close: keep the "
+    "replaced inode as the pre-image (hard link into the history instead of freed and copied), and fewer "
+    "resolutions per file in apply_patch."
+)
+UNDO_NOTE = (
+    "both one journaled transaction over the same 2,000 files with the same flushes (2 syncfs + a few "
+    "fsyncs since the batch flush; before, ~2,050 fsyncs each, so the ratio swung with fsync latency); "
+    "the undo reads the journal (2,000 pre-images, each digest checked) and each file once "
+    "(content-guarded), then writes them back."
+)
