@@ -3,8 +3,9 @@
 Two views of ``python -m editors.cli apply`` on a small patch (3 files):
 
 1. wall time, median of ``--runs`` runs, of a ladder of commands, each adding one step
-   (interpreter, ``import vfs``, the apply modules, the whole command): the differences are what
-   each step costs;
+   (interpreter, ``import vfs``, the apply modules, the whole command; then the ``vfs`` console
+   script, where installed): the differences are what each step costs, and the ratio to
+   ``python -c pass`` is what ``apply_small``'s target bounds;
 2. ``python -X importtime``, median over the runs: the import tree, the heaviest imports with the
    first-party module that pulled each in, and what the first-party modules cost themselves.
 
@@ -113,6 +114,9 @@ def measure(runs: int) -> dict[str, Any]:
             ("python -m editors.cli --help", [py, "-m", "editors.cli", "--help"], None),
             ("python -m editors.cli apply (3-file patch)", [*ctx.vfs_cli("apply")], patch),
         ]
+        script = Path(py).parent / "vfs"  # the console script, where vfs is installed in this interpreter
+        if script.is_file():
+            ladder.append(("vfs apply (the console script; 3-file patch)", [str(script), "apply"], patch))
         walls: dict[str, list[float]] = defaultdict(list)
         cpus: dict[str, list[float]] = defaultdict(list)
         for _ in range(runs):
@@ -152,10 +156,14 @@ def measure(runs: int) -> dict[str, Any]:
 
 
 def render(data: dict[str, Any], top: int) -> str:
-    lines = [f"Start-up ladder (median of {data['runs']} runs; wall and child CPU; + = over `python -c pass`):", ""]
+    lines = [
+        f"Start-up ladder (median of {data['runs']} runs; wall and child CPU; + = over `python -c pass`, x = ratio):",
+        "",
+    ]
     base = data["steps"][0]["wall_ms"]
     for step in data["steps"]:
-        delta = "" if step is data["steps"][0] else f"  ({step['wall_ms'] - base:+.0f} ms)"
+        ratio = step["wall_ms"] / base if base else float("nan")
+        delta = "" if step is data["steps"][0] else f"  ({step['wall_ms'] - base:+.0f} ms, {ratio:.2f}x)"
         lines.append(f"  {step['wall_ms']:7.1f} ms wall  {step['cpu_ms']:7.1f} ms CPU  {step['step']}{delta}")
     modules = data["modules"]
     lines += [

@@ -1,8 +1,11 @@
 """apply_patch, a small patch (3 files, a few hunks each), whole process: the startup cost.
 
 Series: ``python -m editors.cli apply`` (ours), Codex's ``apply_patch`` binary, and the floor of
-any Python command on this machine, ``python -c pass`` (interpreter start with site-packages).
-The target is absolute: ``vfs apply`` < 0.1 s.
+any Python command on this machine: ``python -c pass``, the same interpreter with the same
+environment and no flags, as the ``vfs`` console script starts it (``#!.../python``, then
+``from editors.adapters.cli import main``; the script costs what ``-m editors.cli`` costs, see
+``python -m benchmarks.startup``). The target is a ratio to that floor, measured in the same run
+(issue 20: <= 1.6x); the earlier absolute bound (< 0.1 s) stays as a row of its own.
 """
 
 from __future__ import annotations
@@ -12,6 +15,14 @@ from typing import Any
 from benchmarks import inputs
 from benchmarks.context import Context, check_files, check_process, reset_history, restore
 from benchmarks.core import Measured, Series, Target, Workload
+
+NOTE = (
+    "`python -m benchmarks.startup` shows where the rest goes. The floor itself is not ours: the venv's "
+    "site-packages .pth files (setuptools' editable finder imports pathlib, re, importlib.util, "
+    "urllib.parse; _distutils_hack) are ~2/3 of `python -c pass` (`python -S -c pass`: about a third). "
+    "Over it, `vfs apply` pays its imports (see the startup ladder) and a durable 3-file commit: 10 fsyncs "
+    "(journal, 3 targets, directories, decision), 0.3-3 ms each on this disk."
+)
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "full": {"files": 3, "lines": 300, "hunks": 2},
@@ -61,23 +72,18 @@ def build(ctx: Context) -> Workload:
         Series("ours.nofsync", "vfs apply, fsync off (not durable, like Codex; informative)", "ours",
                run("ours.nofsync", ctx.vfs_cli("apply", "--storage-option", "fsync=false")), settled,
                verify("ours.nofsync")),
-        Series("python", "python -c pass (interpreter start, the floor)", "baseline", floor,
+        Series("python", "python -c pass (the same interpreter, env and flags: the floor)", "baseline", floor,
                verify=lambda: check_process(last["floor"], "python -c pass")),
     ]  # fmt: skip
     targets = [
         Target(
-            "small patch: `vfs apply` whole process < 0.1 s",
+            "small patch: `vfs apply` whole process <= 1.6x the bare interpreter",
             "ours.cli",
-            0.1,
-            note=(
-                "the floor `python -c pass` is ~90 ms on this machine by itself (a sandbox .pth imports certifi "
-                "at every start; `python -S -c pass`: 17 ms), so no Python CLI meets 0.1 s here. Ours adds ~80 "
-                "ms (from ~150): `import vfs` ~65 ms (dataclasses + inspect, the dataclasses of vfs.types, "
-                "json), the apply modules ~3 ms (plain classes, lazy layers, no argparse on this path), the "
-                "3-file commit (journal, 3 targets in one batch, one directory fsync, mark) ~10 ms. See the "
-                "apply_large note for the remaining cuts."
-            ),
+            1.6,
+            denominator="python",
+            note=NOTE,
         ),
+        Target("small patch: `vfs apply` whole process < 0.1 s (the earlier, absolute target)", "ours.cli", 0.1),
         Target("small patch: `vfs apply` / Codex (informative)", "ours.cli", float("inf"), denominator="codex"),
     ]
     params = {**p, "patch_bytes": len(patch_bytes)}

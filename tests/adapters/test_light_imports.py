@@ -43,6 +43,15 @@ NEVER = (
     "editors.adapters.cli.schema_cmd",
     "editors.adapters.cli.history_cmd",
     "editors.adapters.cli.demo_cmd",
+    # Heavy and not needed to apply a patch on local disk or in memory: OpenSSL (hashlib; the
+    # content hash is _blake2's), the fsspec stack (only other URLs), threads' event loops, logging.
+    "hashlib",
+    "_hashlib",
+    "fsspec",
+    "filelock",
+    "asyncio",
+    "logging",
+    "jsonschema",
 )
 # What the apply path's own modules may import, besides editors.* and vfs.*.
 ALLOWED_STDLIB = {
