@@ -38,8 +38,9 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from typing import ClassVar, Literal, Protocol, runtime_checkable
+
+from backends.values import field, value
 
 try:  # the BLAKE2 module alone: hashlib would also load OpenSSL (several ms of start-up)
     from _blake2 import blake2b as _blake2b
@@ -121,7 +122,7 @@ class NotRegular(OSError):
     """The key names something that is neither a regular file nor a directory (FIFO, device...)."""
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Capabilities:
     """What a backend can guarantee. vfs and the docs read these; nothing else is assumed."""
 
@@ -158,7 +159,7 @@ class Capabilities:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class FileInfo:
     """What a backend knows about one key. ``version`` is opaque: compare it, never parse it."""
 
@@ -234,7 +235,7 @@ class Backend(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@value(frozen=True, slots=True)
 class WriteItem:
     """One write request.
 
@@ -257,7 +258,7 @@ class WriteItem:
     versioned: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@value(frozen=True, slots=True)
 class DeleteItem:
     """One delete request; ``durable=False`` allows skipping the flush (history pruning)."""
 

@@ -10,8 +10,9 @@ names the account in the URL. ``vfs_*`` options are the backend's own (see the p
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
+
+from backends.values import value
 
 _ENV = {
     "connection_string": "AZURE_STORAGE_CONNECTION_STRING",
@@ -21,7 +22,7 @@ _ENV = {
 }
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Location:
     container: str
     prefix: str

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import os
 import stat as stat_module
@@ -28,6 +27,7 @@ from backends.local import publish, setaside
 from backends.local.containment import Directory, Root, has_dir_fd, kind_of
 from backends.local.lock import flock_excludes, local_lock
 from backends.local.versions import Versions
+from backends.values import replace
 
 #: Directory handles a batch keeps open at once (well under the usual limit of 1,024 descriptors).
 BATCH_OPEN_DIRECTORIES = 64
@@ -92,7 +92,7 @@ class LocalBackend:
         self._umask = _umask()
         if not flock_excludes(self.root):
             note = "The commit lock excludes the threads of this process only (flock does not exclude here)."
-            self.capabilities = dataclasses.replace(
+            self.capabilities = replace(
                 LocalBackend.capabilities, cross_process_lock=False, notes=(*LocalBackend.capabilities.notes, note)
             )
 

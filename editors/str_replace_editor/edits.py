@@ -23,8 +23,8 @@ normalised, so CRLF, LF, mixed and lone-CR files, tabs and a missing final newli
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from backends.values import value
 from editors.str_replace_editor import diagnose, tolerant
 from editors.str_replace_editor.render import split_lines
 from vfs.errors import AlreadyApplied, AmbiguousEdit, EditNotFound, InvalidArgument
@@ -34,7 +34,7 @@ class InsertLineError(InvalidArgument):
     """``insert_line`` outside ``[0, L]``."""
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Match:
     start: int
     end: int
@@ -74,7 +74,7 @@ def crlf_matches(content: str, old: str) -> list[Match]:
     return [Match(m.start(), m.end()) for m in pattern.finditer(content)]
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Replaced:
     text: str
     line: int  # 1-based line where the replaced text started
