@@ -11,10 +11,11 @@ Why a hand-written replacement of :mod:`dataclasses` (issue 13 item 7: only wher
 shows that it earns its place): start-up. ``vfs apply`` defines ~38 value classes while it imports;
 ``@dataclass`` compiles up to six methods per class from source (~4.5 M instructions per frozen
 class, CPython 3.11) and ``import dataclasses`` loads ``inspect`` with ``ast``, ``dis`` and
-``tokenize`` (~42 M): ~210 M of the ~250 M instructions that a small ``vfs apply`` spent over the
-bare interpreter (``python -m benchmarks.startup``; ``apply_small``). Here a class costs one
-compiled ``__init__`` (~0.6 M); the other methods are shared functions. It lives in the lowest
-layer so that every layer can use it.
+``tokenize`` (~42 M). Replacing them took a small ``vfs apply`` from 337 M instructions to 198 M
+(the bare interpreter, ``python -c pass``: 90 M; counted by valgrind, steadier than time here;
+in time: ``python -m benchmarks.startup``, ``apply_small``). Here the other methods are shared
+functions and ``__init__`` is compiled from source on a class's first instance (~0.5 M; 193 M).
+It lives in the lowest layer so that every layer can use it.
 """
 
 from __future__ import annotations
@@ -123,10 +124,7 @@ def _make(cls: type, frozen: bool, slots: bool) -> type:
     annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063 - not inspect: see the module
     names = [name for name, annotation in annotations.items() if not _is_classvar(annotation)]
     namespace: dict[str, Any] = {"_MISSING": _MISSING, "_set": object.__setattr__}
-    exec(_init_source(cls, names, frozen, namespace), namespace)  # one compile per class: see above
-    init = namespace["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__module__ = cls.__module__
+    source = _init_source(cls, names, frozen, namespace)
     for name in names:  # the defaults live in __init__ now (a class attribute would clash with a slot)
         if isinstance(cls.__dict__.get(name), _Field) or (slots and name in cls.__dict__):
             delattr(cls, name)
@@ -134,8 +132,20 @@ def _make(cls: type, frozen: bool, slots: bool) -> type:
         body = {k: v for k, v in cls.__dict__.items() if k not in ("__dict__", "__weakref__")}
         body["__slots__"] = tuple(names)
         cls = type(cls)(cls.__name__, cls.__bases__, body)
+    made = cls
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        # Compiled on the first instance: most of the value classes a command imports never get
+        # one (a small `vfs apply` makes instances of about half of them).
+        exec(source, namespace)
+        init = namespace["__init__"]
+        init.__qualname__ = f"{made.__qualname__}.__init__"
+        init.__module__ = made.__module__
+        type.__setattr__(made, "__init__", init)
+        init(self, *args, **kwargs)
+
     methods: dict[str, Any] = {
-        "__init__": init,
+        "__init__": __init__,
         "__repr__": _repr,
         "__eq__": _eq,
         "__hash__": _hash if frozen else None,
