@@ -8,13 +8,13 @@ Adding a backend is one module (implementing :class:`backends.base.Backend` with
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 from typing import Any
 
 from backends.base import Backend, Capabilities, EscapesRoot, FileInfo, NotRegular, PreconditionFailed
+from backends.values import value
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class BackendEntry:
     name: str
     target: str  # "module:Class"

@@ -38,8 +38,9 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from typing import ClassVar, Literal, Protocol, runtime_checkable
+
+from backends.values import field, value
 
 try:  # the BLAKE2 module alone: hashlib would also load OpenSSL (several ms of start-up)
     from _blake2 import blake2b as _blake2b
@@ -154,7 +155,7 @@ ROOT_MISSING = "The workspace root {root} does not exist."
 ROOT_NOT_A_DIRECTORY = "The workspace root {root} is not a directory."
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Capabilities:
     """What a backend can guarantee. vfs and the docs read these; nothing else is assumed."""
 
@@ -191,7 +192,7 @@ class Capabilities:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class FileInfo:
     """What a backend knows about one key. ``version`` is opaque: compare it, never parse it."""
 
@@ -274,7 +275,7 @@ class Backend(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@value(frozen=True, slots=True)
 class WriteItem:
     """One write request.
 
@@ -297,7 +298,7 @@ class WriteItem:
     versioned: bool = True
 
 
-@dataclass(frozen=True, slots=True)
+@value(frozen=True, slots=True)
 class DeleteItem:
     """One delete request; ``durable=False`` allows skipping the flush (history pruning)."""
 

@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from backends.base import (
@@ -28,11 +27,12 @@ from backends.base import (
     joined,
     parent_of,
 )
+from backends.values import field, value
 
 DEFAULT_FILE_MODE = 0o644
 
 
-@dataclass
+@value
 class _Entry:
     data: bytes | None  # None for a directory
     mode: int
@@ -40,7 +40,7 @@ class _Entry:
     mtime: float
 
 
-@dataclass
+@value
 class MemoryStore:
     """The bytes of one named store. Thread-safe through ``guard``."""
 

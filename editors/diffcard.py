@@ -16,8 +16,9 @@ card shows them as the unified diff's ``@@`` headers do (1-based, with context).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from backends.values import value
 
 LineHunk = tuple[int, int, int, int]  # as editors.apply_patch.matcher.LineHunk (no import: a leaf module)
 Action = Literal["add", "modify", "delete", "move"]
@@ -216,7 +217,7 @@ def _shown(start: int, length: int) -> int:
 # -- one file ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class FileEdit:
     """What one call did to one file: ``before`` / ``after`` bytes (``None``: absent) and where it
     changed (``hunks``). ``path``: the model-facing key; ``display``: as the call wrote it (diff

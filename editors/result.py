@@ -14,10 +14,10 @@ Imported by ``vfs apply``: no imports beyond ``vfs`` at module level (``json`` o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import vfs
+from backends.values import value
 
 ERROR_PREFIX = "Error: "
 
@@ -28,7 +28,7 @@ class AnsweredCall(Protocol):
     def reply(self, result: ToolResult) -> dict[str, Any]: ...
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class ToolResult:
     """``text`` for the model; ``is_error`` and a stable ``code`` on failure; optional ``data``;
     ``call``: the provider call it answers (:meth:`message` replies in that provider's format)."""

@@ -49,7 +49,6 @@ import posixpath
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import fsspec
@@ -57,6 +56,7 @@ from fsspec.implementations.chained import ChainedFileSystem
 from fsspec.utils import tokenize
 
 import vfs
+from backends.values import field, value
 from vfs.types import CommitResult, Intent, Stat
 
 #: Roots of the vfs filesystems made in this process: (protocol, options token, root path).
@@ -139,7 +139,7 @@ class _Canonical(type(ChainedFileSystem)):  # type: ignore[misc]
         return super().__call__(**canonical_options(args, kwargs))
 
 
-@dataclass
+@value
 class _Open:
     """The transaction open on a filesystem instance, and how deeply its blocks are nested."""
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from backends.values import value
 from vfs.errors import HistoryGap, InvalidArgument, NotFound, StaleVersion, VfsError
 from vfs.recovery import sweep_checkpoint_temps
 from vfs.txlog import Checkpoint, DoneRecord, Journal, Kind, digest, valid_checkpoint_name
@@ -347,7 +347,7 @@ def _beyond_bytes(txids: list[str], sizes: dict[str, int], max_bytes: int | None
     return []
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Pruned:
     """What a prune dropped (or would drop: ``dry_run``), what it kept because a checkpoint needs
     it although it is beyond the limits (``held``), and what the history holds after it."""
@@ -367,7 +367,7 @@ def _current(tx: Transaction, path: str) -> Read | None:
         return None
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Rewind:
     """What a rewind reverted (newest first) and the file changes it made (or would make)."""
 

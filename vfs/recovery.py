@@ -17,10 +17,10 @@ Rolling back there first decides ``aborted``, so the two can never both happen.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from backends.base import DeleteItem, FileInfo, WriteItem, parent_of
+from backends.values import field, value
 from vfs.errors import CorruptMetadata, NotFound, VfsError
 from vfs.txlog import DoneRecord, Journal, TargetRecord, digest
 from vfs.types import RecoveryReport
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from vfs.context import Context
 
 
-@dataclass
+@value
 class RollbackOutcome:
     problems: list[str] = field(default_factory=list)
 

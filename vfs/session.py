@@ -28,9 +28,9 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
+from backends.values import value
 from vfs.errors import NotFound, NotObserved
 from vfs.txlog import new_session_id
 from vfs.types import CREATE_IF_ABSENT, UNCONDITIONAL, Intent, Read, Stat, replace_if_version
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 Operation = Literal["edit", "create", "write"]
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Observation:
     state: Literal["present", "absent"]
     version: str | None = None
@@ -131,7 +131,7 @@ class ViewMemory:
 SHARED_VIEWS = ViewMemory()
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class EditMemo:
     """The last successful edit of a path: what was sent (a digest), the version it wrote, and
     the 1-based lines its new text occupies in that version."""

@@ -3,15 +3,15 @@ commit) and what it staged there (read-your-writes)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from backends.base import FileInfo, WriteData
+from backends.values import value
 
 State = Literal["file", "absent", "directory", "other", "symlink"]
 
 
-@dataclass
+@value
 class Seen:
     """What the transaction first saw at a key (the base its commit is checked against)."""
 
@@ -26,7 +26,7 @@ class Seen:
         return cls(state_of(info), info.version if info else None, info.mode if info else None)
 
 
-@dataclass
+@value
 class Staged:
     state: Literal["file", "absent", "directory"]
     #: bytes, or pieces (bytes and views of bytes) written back to back and joined only if read

@@ -32,10 +32,10 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from backends.base import DeleteItem, WriteData, WriteItem, content_digest
+from backends.values import field, value
 from vfs.errors import CorruptMetadata, Exists, NotFound, StaleVersion, VfsError
 from vfs.storage import Storage
 
@@ -75,7 +75,7 @@ def new_txid() -> str:
     return f"{time.time_ns():020d}-{os.urandom(4).hex()}"
 
 
-@dataclass
+@value
 class TargetRecord:
     """One changed key: what it held before the commit and what the commit puts there."""
 
@@ -88,7 +88,7 @@ class TargetRecord:
     after_mode: int | None = None
 
 
-@dataclass
+@value
 class Journal:
     txid: str
     label: str
@@ -141,7 +141,7 @@ class Journal:
         return b"".join(self.encode_parts())
 
 
-@dataclass
+@value
 class DoneRecord:
     """The decision on a transaction; for a committed one, also its log entry."""
 
@@ -160,7 +160,7 @@ class DoneRecord:
         return DONE_MAGIC + digest(body).encode() + b"\n" + body
 
 
-@dataclass
+@value
 class Checkpoint:
     """A named point of history: ``txid`` is the newest visible commit then (``None``: none)."""
 
@@ -177,7 +177,7 @@ def valid_checkpoint_name(name: str) -> bool:
     return isinstance(name, str) and _CHECKPOINT_NAME.fullmatch(name) is not None
 
 
-@dataclass
+@value
 class Scan:
     """What ``tx/`` holds, by txid (sorted, oldest first)."""
 

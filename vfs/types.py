@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
+
+from backends.values import field, value
 
 Kind = Literal["file", "directory", "symlink", "other"]
 Action = Literal["add", "modify", "delete", "mkdir", "rmdir"]
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Stat:
     """What is at a model-facing path. ``version`` is opaque (``None`` for directories)."""
 
@@ -32,7 +33,7 @@ class Stat:
         return self.kind == "directory"
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Read:
     """The bytes of a file and the version of exactly those bytes (``None`` if staged, uncommitted)."""
 
@@ -42,7 +43,7 @@ class Read:
     mode: int | None = None
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Intent:
     """How a write relates to what is stored: see :data:`UNCONDITIONAL` and friends."""
 
@@ -61,13 +62,13 @@ def replace_if_version(version: str) -> Intent:
     return Intent("replace_if_version", version)
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Change:
     path: str
     action: Action
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class CommitResult:
     txid: str | None
     changes: list[Change] = field(default_factory=list)
@@ -78,7 +79,7 @@ class CommitResult:
     warnings: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class HistoryEntry:
     txid: str
     timestamp: float
@@ -88,7 +89,7 @@ class HistoryEntry:
     session: str | None = None
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class FileChange:
     """A staged change of one file: its bytes before and after (``None``: absent)."""
 
@@ -97,7 +98,7 @@ class FileChange:
     after: bytes | None
 
 
-@dataclass
+@value
 class RecoveryReport:
     rolled_back: list[str] = field(default_factory=list)  # txids
     rolled_forward: list[str] = field(default_factory=list)  # txids finished by this recovery

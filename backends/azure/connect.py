@@ -12,8 +12,9 @@ from __future__ import annotations
 import contextvars
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from backends.values import value
 
 _ENV = {
     "connection_string": "AZURE_STORAGE_CONNECTION_STRING",
@@ -39,7 +40,7 @@ def check_before_send(request: Any) -> None:
         check()
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Location:
     container: str
     prefix: str

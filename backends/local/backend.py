@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import dataclasses
 import errno
 import os
 import stat as stat_module
@@ -32,6 +31,7 @@ from backends.local import publish, setaside, syncfs
 from backends.local.containment import Directory, Root, has_dir_fd, kind_of
 from backends.local.lock import flock_excludes, local_lock
 from backends.local.versions import Versions
+from backends.values import replace
 
 #: Directory handles a batch keeps open at once (well under the usual limit of 1,024 descriptors).
 BATCH_OPEN_DIRECTORIES = 64
@@ -97,7 +97,7 @@ class LocalBackend:
         self._exchange_works: dict[int, bool] = {}  # device -> whether renameat2 swaps names there
         if not flock_excludes(self.root):
             note = "The commit lock excludes the threads of this process only (flock does not exclude here)."
-            self.capabilities = dataclasses.replace(
+            self.capabilities = replace(
                 LocalBackend.capabilities, cross_process_lock=False, notes=(*LocalBackend.capabilities.notes, note)
             )
 

@@ -12,15 +12,15 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from backends.base import content_digest
+from backends.values import value
 
 #: A file modified less than this long before it was read gets its content hashed into its version.
 RACY_WINDOW_NS = 2_000_000_000
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Versions:
     """The version rule of one backend (whether its filesystem's ctime can be trusted)."""
 

@@ -142,13 +142,15 @@ def build(ctx: Context) -> Workload:
             denominator="codex",
             earlier=1.5,
             note=(
-                "= the in-process apply + process start (`python -m benchmarks.startup`): the interpreter with "
-                "site-packages ~90 ms on this machine (a sandbox .pth imports certifi; `python -S` starts in 17 "
-                "ms), `import vfs` ~65 ms (dataclasses + inspect ~14 ms and the dataclasses of vfs.types ~8 ms "
-                "of it, json ~4 ms), the apply modules ~3 ms; filelock, OpenSSL's hashlib, secrets and argparse "
-                "are gone from the path. CPU-bound: fsync off changes little. To close: plain classes instead "
-                "of dataclasses in vfs and backends (as the editors did, ~20 ms), json imported on first use, "
-                "and the in-process items."
+                "= the in-process apply + process start (`python -m benchmarks.startup`; apply_small's note "
+                "has the instruction counts): the interpreter with this venv's site-packages (its .pth files: "
+                "~2/3 of `python -c pass`, not ours), then the imports of `vfs apply`: ~100 M instructions "
+                "over the bare interpreter's 90 M, from ~250 M before the value classes left dataclasses "
+                "(backends/values.py; dataclasses and inspect are no longer imported); filelock, OpenSSL's "
+                "hashlib, secrets and argparse are gone from the path too. What is left of start-up: typing "
+                "(~12 M, every module imports it), ctypes + signal + fcntl for the set-aside rename (~12 M), "
+                "json (~6 M), threading (~4 M), our modules' own code. CPU-bound: fsync off changes little. "
+                "To close: the in-process items (see above) are most of the rest; then typing off the path."
             ),
         ),
     ]

@@ -31,10 +31,10 @@ as error replies to send to the model; only a call object of no known shape rais
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import vfs
+from backends.values import value
 from editors.result import ToolResult
 from editors.tools import FORMATS, TOOL_NAMES, Toolset, definitions
 
@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class ToolCall:
     """A provider tool call, normalized: ``provider``, ``name``, ``arguments``, ``call_id``."""
 

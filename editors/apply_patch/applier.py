@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Literal
 
+from backends.values import value
 from editors.apply_patch.errors import (
     AlreadyPart,
     ApplyPatchError,
@@ -42,7 +42,7 @@ SUCCESS_HEADER = "Success. Updated the following files:"
 NO_FILES_MODIFIED = "No files were modified."
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Step:
     """One operation of the plan, in patch order. Paths are resolved; ``display`` as written.
 
@@ -60,7 +60,7 @@ class Step:
     hunks: tuple[LineHunk, ...] = ()
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class FileChange:
     """The net effect of the patch on one file: ``before`` / ``after`` bytes (``None``: absent).
 
@@ -87,7 +87,7 @@ class FileChange:
         return "delete" if self.after is None else "update"
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class PatchPlan:
     steps: tuple[Step, ...]
     changes: tuple[FileChange, ...]

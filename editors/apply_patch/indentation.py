@@ -17,7 +17,8 @@ Two maps are tried, in order:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from backends.values import value
 
 _BLANKS = " \t"
 
@@ -27,7 +28,7 @@ def leading(line: str) -> str:
     return line[: len(line) - len(line.lstrip(_BLANKS))]
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class IndentMap:
     """``P -> Q`` (prefix swap) when ``tab_width`` is 0, else ``tab_width`` spaces -> one tab."""
 

@@ -25,8 +25,8 @@ line (ignored for matching, kept in the output).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
+from backends.values import value
 from editors.apply_patch.parser import Chunk, rust_trim, rust_trim_end
 
 BOM = "\ufeff"
@@ -63,7 +63,7 @@ Replacement = tuple[int, int, list[str]]
 LineHunk = tuple[int, int, int, int]
 
 
-@dataclass
+@value
 class SourceText:
     """A text file as lines: ``texts[i]`` + ``endings[i]`` (``""`` only for an unterminated last line)."""
 

@@ -12,8 +12,7 @@ one with ``Unexpected line found in update hunk: '@@ ...'``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from backends.values import field, value
 from editors.apply_patch.errors import PatchParseError
 
 # Rust's char::is_whitespace: the Unicode White_Space property. Python's str.strip() also strips
@@ -71,7 +70,7 @@ def rust_lines(text: str) -> list[str]:
     ]
 
 
-@dataclass
+@value
 class Chunk:
     """One ``@@`` section of an update: find ``old_lines`` (after the anchors), put ``new_lines``.
 
@@ -114,18 +113,18 @@ class Chunk:
         return not self.old_lines and not self.new_lines
 
 
-@dataclass
+@value
 class AddFile:
     path: str
     contents: str = ""
 
 
-@dataclass
+@value
 class DeleteFile:
     path: str
 
 
-@dataclass
+@value
 class UpdateFile:
     path: str
     move_path: str | None = None
@@ -135,7 +134,7 @@ class UpdateFile:
 Hunk = AddFile | DeleteFile | UpdateFile
 
 
-@dataclass
+@value
 class Patch:
     """A parsed patch: its hunks in order, the optional environment id, the normalised text."""
 

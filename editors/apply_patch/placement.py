@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 
+from backends.values import replace, value
 from editors.apply_patch.errors import (
     AGENT_PREFIX,
     PatchAlreadyApplied,
@@ -46,7 +46,7 @@ MAX_GAP = 50  # how many file lines one `...` may stand for
 MAX_CANDIDATES = 1000  # places tried for the lines before a `...` (a bound on the work)
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Match:
     """A chunk located: its (possibly rewritten) chunk, position, matched lines and pass."""
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
 import vfs
+from backends.values import field, value
 from editors.apply_patch.applier import FileChange, PatchPlan, Step, plan_patch
 from editors.apply_patch.errors import PatchInvalidInput, PatchWriteFailed
 from editors.apply_patch.parser import parse_patch
@@ -24,7 +24,7 @@ TRANSACTION_LABEL = "apply_patch"
 INPUT_DESCRIPTION = "The entire contents of the apply_patch command"
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class ApplyResult:
     """What a successful patch did.
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+
+from backends.values import value
 
 QUOTE_MAP = {
     "\u2018": "'",  # left single quotation mark
@@ -43,7 +44,7 @@ MAX_QUOTED = 2000
 MAX_LINES_LISTED = 10
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Near:
     start: int  # offsets of the matching text in the file
     end: int

@@ -23,9 +23,9 @@ normalised, so CRLF, LF, mixed and lone-CR files, tabs and a missing final newli
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import vfs
+from backends.values import value
 from editors.str_replace_editor import diagnose, tolerant
 from editors.str_replace_editor.render import split_lines
 from vfs.errors import AlreadyApplied, AmbiguousEdit, EditNotFound, InvalidArgument
@@ -35,7 +35,7 @@ class InsertLineError(InvalidArgument):
     """``insert_line`` outside ``[0, L]``."""
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Match:
     start: int
     end: int
@@ -75,7 +75,7 @@ def crlf_matches(content: str, old: str) -> list[Match]:
     return [Match(m.start(), m.end()) for m in pattern.finditer(content)]
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Replaced:
     """An edit's outcome: ``source[start:end]`` becomes ``replacement``. The edited text is not
     built until asked for (:attr:`text`): on a large file the editor splices the file's bytes

@@ -9,12 +9,12 @@ the next call can be corrected without viewing the file again. The diff is bound
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
 
+from backends.values import value
 from editors.str_replace_editor.edits import Replaced
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Change:
     text: str  # the unified diff, possibly cut
     complete: bool  # every hunk is shown

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from backends.values import value
 from editors.str_replace_editor import diagnose
 from vfs.errors import AmbiguousEdit, EditNotFound
 
@@ -30,7 +30,7 @@ ELLIPSES = frozenset({"...", "# ...", "// ..."})
 MAX_ELIDED = 50
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Splice:
     """Replace ``content[start:end]`` with ``replacement``; ``note`` says which rule matched."""
 
@@ -101,7 +101,7 @@ def rebuild(
 # -- indentation map --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class IndentMap:
     """How the model's indentation becomes the file's; ``apply`` is ``None`` for an unmappable one."""
 
@@ -155,7 +155,7 @@ def indent_map(pairs: Sequence[tuple[str, str]]) -> IndentMap | None:
 # -- the whitespace and unicode passes --------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@value(frozen=True)
 class Pass:
     name: str  # what was ignored, for the reply and the refusals
     unicode: bool

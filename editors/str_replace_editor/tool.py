@@ -24,10 +24,10 @@ import hashlib
 import json
 import posixpath
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 import vfs
+from backends.values import replace
 from editors.diffcard import FileEdit, call_data, location, region_edit, whole_file
 from editors.result import ToolResult, error_result, unexpected_result
 from editors.str_replace_editor import edits, listing, render, stale

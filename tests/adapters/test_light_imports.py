@@ -52,12 +52,16 @@ NEVER = (
     "asyncio",
     "logging",
     "jsonschema",
+    # The value classes are backends.values': dataclasses (and with it inspect, ast, dis, tokenize)
+    # cost ~4.5 M instructions per class at import, most of what vfs apply spent over the interpreter.
+    "dataclasses",
+    "inspect",
 )
 # What the apply path's own modules may import, besides editors.* and vfs.*.
 ALLOWED_STDLIB = {
     "__future__",
     "collections.abc",
-    "dataclasses",  # the one system of value classes; `import vfs` has loaded it already
+    "backends.values",  # the one system of value classes (the bottom layer's; no stdlib import)
     "functools",
     "gc",
     "importlib",

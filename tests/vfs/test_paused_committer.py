@@ -9,7 +9,6 @@ inside a backend call.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ import pytest
 
 import vfs
 from backends.memory import MemoryBackend, MemoryStore
+from backends.values import replace
 
 A_OLD = {"a.txt": b"a1", "b.txt": b"b1"}
 A_NEW = {"a.txt": b"a2", "c.txt": b"c2", "d.txt": b"b1"}  # a modified, c created, b moved to d
@@ -27,7 +27,7 @@ A_NEW = {"a.txt": b"a2", "c.txt": b"c2", "d.txt": b"b1"}  # a modified, c create
 class LeaseStore(MemoryBackend):
     """Memory with an expirable lock: after a takeover both clients think they hold it."""
 
-    capabilities = dataclasses.replace(MemoryBackend.capabilities, lock_can_expire=True)
+    capabilities = replace(MemoryBackend.capabilities, lock_can_expire=True)
 
     @contextmanager
     def _taken_over(self) -> Iterator[None]:

@@ -1,0 +1,184 @@
+"""The one system of value classes of ``backends``, ``vfs`` and ``editors``: :func:`value`.
+
+``@value`` / ``@value(frozen=True, slots=True)`` and :func:`field` are written and read as
+``@dataclass`` and ``dataclasses.field`` are (type checkers treat them as such, PEP 681), and
+:func:`replace` is ``dataclasses.replace``. What a class gets: an ``__init__`` over its annotated
+fields in order (defaults, ``field(default_factory=...)``), ``__repr__``, ``__eq__`` by fields
+(``__hash__ = None``, as a mutable dataclass), ``__match_args__``; ``frozen=True`` refuses
+assignment (``AttributeError``) and hashes by fields; ``slots=True`` gives ``__slots__``.
+
+Why a hand-written replacement of :mod:`dataclasses` (issue 13 item 7: only where a benchmark
+shows that it earns its place): start-up. ``vfs apply`` defines ~38 value classes while it imports;
+``@dataclass`` compiles up to six methods per class from source (~4.5 M instructions per frozen
+class, CPython 3.11) and ``import dataclasses`` loads ``inspect`` with ``ast``, ``dis`` and
+``tokenize`` (~42 M). Replacing them took a small ``vfs apply`` from 337 M instructions to 198 M
+(the bare interpreter, ``python -c pass``: 90 M; counted by valgrind, steadier than time here;
+in time: ``python -m benchmarks.startup``, ``apply_small``). Here the other methods are shared
+functions and ``__init__`` is compiled from source on a class's first instance (~0.5 M; 193 M).
+It lives in the lowest layer so that every layer can use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar, dataclass_transform, overload
+
+T = TypeVar("T")
+
+
+class _Missing:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+_MISSING: Any = _Missing()
+
+
+class _Field:
+    __slots__ = ("default", "default_factory", "repr")
+
+    def __init__(self, default: Any, default_factory: Callable[[], Any] | None, repr: bool) -> None:
+        self.default = default
+        self.default_factory = default_factory
+        self.repr = repr
+
+
+def field(*, default: Any = _MISSING, default_factory: Callable[[], Any] | None = None, repr: bool = True) -> Any:
+    """A field's default (``default=``) or the maker of a fresh one per instance (``default_factory=``);
+    ``repr=False`` leaves it out of the class's ``repr`` (a large payload)."""
+    return _Field(default, default_factory, repr)
+
+
+def fields_of(cls_or_obj: Any) -> tuple[str, ...]:
+    """The field names of a value class (or instance), in order."""
+    names: tuple[str, ...] = cls_or_obj.__value_fields__
+    return names
+
+
+def replace(obj: T, /, **changes: Any) -> T:
+    """A copy of ``obj`` with ``changes`` (``dataclasses.replace``); an unknown name is a ``TypeError``."""
+    current = {name: getattr(obj, name) for name in fields_of(obj)}
+    return type(obj)(**{**current, **changes})
+
+
+def _values(self: Any) -> tuple[Any, ...]:
+    return tuple([getattr(self, name) for name in self.__value_fields__])
+
+
+def _repr(self: Any) -> str:
+    shown = ", ".join([f"{name}={getattr(self, name)!r}" for name in self.__value_repr_fields__])
+    return f"{type(self).__qualname__}({shown})"
+
+
+def _eq(self: object, other: object) -> bool:
+    if other.__class__ is not self.__class__:
+        return NotImplemented  # type: ignore[no-any-return]  # mypy allows it only in a method named __eq__
+    return _values(self) == _values(other)
+
+
+def _hash(self: Any) -> int:
+    return hash(_values(self))
+
+
+def _frozen_setattr(self: Any, name: str, value: Any) -> None:
+    raise AttributeError(f"cannot assign to field {name!r} of a frozen {type(self).__qualname__}")
+
+
+def _frozen_delattr(self: Any, name: str) -> None:
+    raise AttributeError(f"cannot delete field {name!r} of a frozen {type(self).__qualname__}")
+
+
+def _setstate(self: Any, state: Any) -> None:
+    """Unpickling and ``copy`` of a frozen class with slots (its ``__setattr__`` refuses)."""
+    slots = state[1] if isinstance(state, tuple) else state
+    for name, item in (slots or {}).items():
+        object.__setattr__(self, name, item)
+
+
+def _is_classvar(annotation: object) -> bool:
+    if isinstance(annotation, str):  # `from __future__ import annotations`
+        return annotation.startswith(("ClassVar", "typing.ClassVar"))
+    return annotation is ClassVar or getattr(annotation, "__origin__", None) is ClassVar
+
+
+def _init_source(cls: type, names: list[str], frozen: bool, namespace: dict[str, Any]) -> str:
+    """The source of ``__init__``; the defaults and factories it refers to go into ``namespace``."""
+    params, body = [], []
+    for name in names:
+        default = cls.__dict__.get(name, _MISSING)
+        argument = name
+        if isinstance(default, _Field) and default.default_factory is not None:
+            namespace[f"_factory_{name}"] = default.default_factory
+            params.append(f"{name}=_MISSING")
+            argument = f"_factory_{name}() if {name} is _MISSING else {name}"
+        elif default is not _MISSING:
+            namespace[f"_default_{name}"] = default.default if isinstance(default, _Field) else default
+            params.append(f"{name}=_default_{name}")
+        else:
+            params.append(name)
+        body.append(f"    _set(self, {name!r}, {argument})" if frozen else f"    self.{name} = {argument}")
+    return f"def __init__(self, {', '.join(params)}) -> None:\n" + ("\n".join(body) or "    pass") + "\n"
+
+
+def _make(cls: type, frozen: bool, slots: bool) -> type:
+    annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063 - not inspect: see the module
+    names = [name for name, annotation in annotations.items() if not _is_classvar(annotation)]
+    shown = tuple(n for n in names if not (isinstance(cls.__dict__.get(n), _Field) and not cls.__dict__[n].repr))
+    namespace: dict[str, Any] = {"_MISSING": _MISSING, "_set": object.__setattr__}
+    source = _init_source(cls, names, frozen, namespace)
+    for name in names:  # the defaults live in __init__ now (a class attribute would clash with a slot)
+        if isinstance(cls.__dict__.get(name), _Field) or (slots and name in cls.__dict__):
+            delattr(cls, name)
+    if slots:
+        body = {k: v for k, v in cls.__dict__.items() if k not in ("__dict__", "__weakref__")}
+        body["__slots__"] = tuple(names)
+        cls = type(cls)(cls.__name__, cls.__bases__, body)
+    made = cls
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        # Compiled on the first instance: most of the value classes a command imports never get
+        # one (a small `vfs apply` makes instances of about half of them).
+        exec(source, namespace)
+        init = namespace["__init__"]
+        init.__qualname__ = f"{made.__qualname__}.__init__"
+        init.__module__ = made.__module__
+        type.__setattr__(made, "__init__", init)
+        init(self, *args, **kwargs)
+
+    methods: dict[str, Any] = {
+        "__init__": __init__,
+        "__repr__": _repr,
+        "__eq__": _eq,
+        "__hash__": _hash if frozen else None,
+        "__match_args__": tuple(names),
+        "__value_fields__": tuple(names),
+        "__value_repr_fields__": shown,
+    }
+    if frozen:
+        methods.update(__setattr__=_frozen_setattr, __delattr__=_frozen_delattr)
+        if slots:
+            methods["__setstate__"] = _setstate
+    for name, method in methods.items():
+        setattr(cls, name, method)
+    return cls
+
+
+@overload
+def value(cls: type[T], /) -> type[T]: ...
+
+
+@overload
+def value(*, frozen: bool = False, slots: bool = False) -> Callable[[type[T]], type[T]]: ...
+
+
+@dataclass_transform(field_specifiers=(field,))
+def value(cls: type[T] | None = None, /, *, frozen: bool = False, slots: bool = False) -> Any:
+    """Make ``cls`` a value class (``@value``, ``@value(frozen=True, slots=True)``): see the module."""
+
+    def wrap(cls: type[T]) -> type[T]:
+        made: type[T] = _make(cls, frozen, slots)
+        return made
+
+    return wrap if cls is None else wrap(cls)

@@ -1,0 +1,90 @@
+"""``backends.values``: the one system of value classes behaves as the dataclasses it replaced."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from typing import ClassVar
+
+import pytest
+
+from backends.base import WriteItem
+from backends.values import field, fields_of, replace, value
+
+
+@value
+class Mutable:
+    name: str
+    count: int = 0
+    items: list[str] = field(default_factory=list)
+    KIND: ClassVar[str] = "mutable"  # not a field
+
+
+@value(frozen=True)
+class Frozen:
+    key: str
+    size: int = field(default=3)
+
+
+@value(frozen=True, slots=True)
+class Slotted:
+    key: str
+    data: bytes = b""
+
+
+def test_init_defaults_and_a_fresh_default_per_instance() -> None:
+    a, b = Mutable("a"), Mutable("b", 2)
+    a.items.append("x")
+    assert (a.name, a.count, a.items, b.count, b.items) == ("a", 0, ["x"], 2, [])
+    assert fields_of(Mutable) == ("name", "count", "items") == Mutable.__match_args__
+    assert Mutable.KIND == "mutable"
+    with pytest.raises(TypeError):
+        Mutable()  # type: ignore[call-arg]
+
+
+def test_a_field_can_stay_out_of_the_repr() -> None:
+    @value(frozen=True)
+    class Result:
+        summary: str
+        payload: bytes = field(default=b"", repr=False)
+
+    assert repr(Result("ok", b"x" * 10)).endswith("Result(summary='ok')")
+    assert Result("ok", b"a") != Result("ok", b"b")  # still compared
+
+
+def test_repr_and_equality_by_fields() -> None:
+    assert repr(Mutable("a", 1)) == "Mutable(name='a', count=1, items=[])"
+    assert Mutable("a") == Mutable("a")
+    assert Mutable("a") != Mutable("a", 1)
+    assert Frozen("k") != Slotted("k")  # another class is never equal
+    assert Mutable.__hash__ is None  # mutable: unhashable, as a dataclass
+
+
+def test_frozen_refuses_assignment_and_hashes_by_fields() -> None:
+    item = Frozen("k")
+    with pytest.raises(AttributeError):
+        item.key = "other"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del item.key  # type: ignore[misc]
+    assert hash(item) == hash(Frozen("k", 3))
+    assert {item, Frozen("k")} == {item}
+
+
+def test_slots_replace_copy_and_pickle() -> None:
+    item = Slotted("k", b"x")
+    assert not hasattr(item, "__dict__")
+    with pytest.raises(AttributeError):
+        item.data = b"y"  # type: ignore[misc]
+    assert replace(item, data=b"y") == Slotted("k", b"y")
+    assert item.data == b"x"
+    assert copy.copy(item) == copy.deepcopy(item) == pickle.loads(pickle.dumps(item)) == item
+    with pytest.raises(TypeError):
+        replace(item, nope=1)
+
+
+def test_the_backend_requests_are_value_classes() -> None:
+    item = WriteItem("a.txt", b"data")
+    assert replace(item, if_absent=True).if_absent is True
+    assert item == WriteItem("a.txt", b"data")
+    with pytest.raises(AttributeError):
+        item.key = "b.txt"  # type: ignore[misc]
