@@ -246,8 +246,13 @@ class Commit:
         if target.after == "directory":
             if self.storage.stat(target.key) is None:
                 self.storage.mkdir(target.key)
-        elif self.ctx.capabilities.real_directories or self.storage.stat(target.key) is not None:
-            self.storage.rmdir(target.key)  # (an object-store prefix left with its last file)
+        elif self.ctx.capabilities.real_directories:
+            self.storage.rmdir(target.key)
+        else:
+            try:  # asked even when its listing is empty: a store may keep an emptied folder
+                self.storage.rmdir(target.key)
+            except NotFound:
+                pass  # a prefix that left with its last file
 
     # -- the two commit paths -----------------------------------------------------------------
 

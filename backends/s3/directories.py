@@ -150,6 +150,10 @@ class PrefixDirectories(S3Requests):
         if not keys and not out.get("CommonPrefixes"):
             if await self._head(key) is not None:
                 raise NotADirectoryError(errno.ENOTDIR, "Not a directory", key)
+            # Nothing below it: gone with its last file, as prefixes go. A server with a real
+            # directory tree (SeaweedFS's filer) still lists the emptied folder in its parent until
+            # the folder's own key is deleted: delete it (on others, a delete of nothing).
+            await self._calls("delete_object", key, Key=marker)
             raise FileNotFoundError(errno.ENOENT, "No such file or directory", key)
         if any(k != marker for k in keys) or out.get("CommonPrefixes"):
             raise OSError(errno.ENOTEMPTY, "Directory not empty", key)

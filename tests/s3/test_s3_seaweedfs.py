@@ -200,3 +200,25 @@ def test_lease_of_a_killed_client_expires(make_seaweed_backend: BackendMaker, se
         for stream in (holder.stdout, holder.stderr):
             if stream is not None:
                 stream.close()
+
+
+def test_a_removed_folder_leaves_no_trace_in_its_parents_listing(seaweed_ep: S3Endpoint) -> None:
+    """SeaweedFS keeps an emptied folder (its filer has real directories) and lists it in its
+    parent until the folder's own key is deleted: vfs's rmdir deletes it even when nothing is
+    below it any more."""
+    import vfs
+    from tests.support.s3_servers import make_bucket
+
+    bucket = make_bucket(seaweed_ep, "rmdir")
+    ws = vfs.open_workspace(f"s3://{bucket}/ws", storage_options=seaweed_ep.storage_options)
+    try:
+        with ws.transaction() as tx:
+            tx.write(f"{ws.mount}/new/deep/a.txt", b"a\n")
+            tx.write(f"{ws.mount}/keep.txt", b"k\n")
+        with ws.transaction() as tx:
+            tx.delete(f"{ws.mount}/new/deep/a.txt")
+            tx.rmdir(f"{ws.mount}/new/deep")
+            tx.rmdir(f"{ws.mount}/new")
+        assert sorted(i.name for i in ws.backend.list("") if not i.name.startswith(".vfs")) == ["keep.txt"]
+    finally:
+        ws.close()
