@@ -285,6 +285,11 @@ class CasStore(Protocol):
         """Remove the lease object if it still has ``if_etag``."""
         ...
 
+    # Optional: ``lease_delete_soon(key, *, if_etag)``, the same removal sent without waiting for
+    # its answer (a store whose requests cost a network round trip). The store must let it land
+    # before its own next ``lease_put`` creating ``key`` and before it closes; a failure there
+    # means the lease was taken over meanwhile (or stays until it expires): nothing to undo.
+
 
 class CasLease(_Renewed):
     """A lease on a compare-and-swap store (see the module docstring)."""
@@ -394,6 +399,8 @@ class CasLease(_Renewed):
                 self._seq += 1
                 body = lease_body(self.owner, self.ttl, self._seq, released=True)
                 self.store.lease_put(self.key, body, if_etag=etag)
+            elif hasattr(self.store, "lease_delete_soon"):
+                self.store.lease_delete_soon(self.key, if_etag=etag)
             else:
                 self.store.lease_delete(self.key, if_etag=etag)
         except (PreconditionFailed, FileNotFoundError):

@@ -207,23 +207,32 @@ class RequestLog:
         self.counts.clear()
         self.spans.clear()
 
-    def round_trips(self) -> int:
+    def round_trips(self, until: float | None = None) -> int:
         """The requests on the critical path: the longest chain of requests each sent after the
         previous one's answer came back (requests in flight together are one round trip). The
-        greedy choice of the earliest-ending request is the longest such chain."""
+        greedy choice of the earliest-ending request is the longest such chain. ``until``: only
+        requests answered by then (the caller's wait; a lease release still in flight when the
+        call returned is not latency the caller waited for)."""
         chain, free_at = 0, float("-inf")
-        for _, _, start, end in sorted(self.spans, key=lambda span: span[3]):
+        spans = [span for span in self.spans if until is None or span[3] <= until]
+        for _, _, start, end in sorted(spans, key=lambda span: span[3]):
             if start >= free_at:
                 chain, free_at = chain + 1, end
         return chain
 
-    def timeline(self) -> str:
-        """One line per request, in the order sent: ms from the first start, op, key."""
+    def timeline(self, returned: float | None = None) -> str:
+        """One entry per request, in the order sent: ms from the first start, op, key; those
+        answered after ``returned`` (the caller had its result) are marked."""
         if not self.spans:
             return "no requests"
         first = min(span[2] for span in self.spans)
         rows = sorted(self.spans, key=lambda span: span[2])
-        return "; ".join(f"{1000 * (s - first):.0f}-{1000 * (e - first):.0f} ms {op} {key}" for op, key, s, e in rows)
+        late = " (answered after the call returned)"
+        return "; ".join(
+            f"{1000 * (s - first):.0f}-{1000 * (e - first):.0f} ms {op} {key}"
+            + (late if returned is not None and e > returned else "")
+            for op, key, s, e in rows
+        )
 
 
 def record_requests(backend: Any) -> RequestLog:

@@ -12,12 +12,17 @@ its preflight).
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import builtins
+import concurrent.futures
 import contextlib
 import errno
 import hashlib
-from collections.abc import Sequence
-from typing import Any, ClassVar
+import threading
+import weakref
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, ClassVar, TypeVar
 
 from backends.base import (
     Capabilities,
@@ -33,6 +38,17 @@ from backends.s3 import errors, versions
 from backends.s3.client import MiB, open_filesystem
 from backends.s3.directories import PrefixDirectories
 from backends.s3.multipart import MultipartUpload
+
+T = TypeVar("T")
+
+#: Backends with a lease release in flight: settled at exit, so no lease outlives its process.
+_RELEASING: weakref.WeakSet[S3Backend] = weakref.WeakSet()
+
+
+@atexit.register
+def _settle_at_exit() -> None:
+    for backend in list(_RELEASING):
+        backend._settle_releases(timeout=10.0)
 
 
 class S3Backend(PrefixDirectories, MultipartUpload):
@@ -86,6 +102,8 @@ class S3Backend(PrefixDirectories, MultipartUpload):
         self._owns_fs = owns_fs
         self._private_fs = private_fs
         self._held = HeldLocks()
+        self._releases: builtins.list[tuple[str, concurrent.futures.Future[None]]] = []
+        self._releases_guard = threading.Lock()
 
     @classmethod
     def from_url(cls, url: str, storage_options: dict[str, Any]) -> S3Backend:
@@ -109,6 +127,13 @@ class S3Backend(PrefixDirectories, MultipartUpload):
 
     def describe(self) -> str:
         return f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}"
+
+    def _run(self, factory: Callable[[], Awaitable[T]]) -> T:
+        """Every synchronous call: a lease release in flight lands first, so this backend never
+        sees its own released lease (nor waits on it), as if the release had been synchronous."""
+        if self._releases:
+            self._settle_releases()
+        return super()._run(factory)
 
     # -- async primitives -------------------------------------------------------------------
 
@@ -252,6 +277,7 @@ class S3Backend(PrefixDirectories, MultipartUpload):
 
     def close(self) -> None:
         self._held.release_all()
+        self._settle_releases()
         if self._owns_fs and self._private_fs:
             self._close_client()
 
@@ -289,3 +315,24 @@ class S3Backend(PrefixDirectories, MultipartUpload):
 
     def lease_delete(self, key: str, *, if_etag: str) -> None:
         self.delete(DeleteItem(key, if_version=if_etag))
+
+    def lease_delete_soon(self, key: str, *, if_etag: str) -> None:
+        """Release the lease without waiting for the answer: everything the holder did is
+        acknowledged by now (its decision and history records included), so the caller's
+        result need not wait one more round trip. The DELETE lands before any later request of
+        this backend is sent (see :meth:`_run`), before ``close`` and before the interpreter
+        exits; other clients see the lease a round trip longer, as if released later."""
+        future = asyncio.run_coroutine_threadsafe(self._delete(DeleteItem(key, if_version=if_etag)), self.fs.loop)
+        with self._releases_guard:
+            self._releases.append((key, future))
+        _RELEASING.add(self)
+
+    def _settle_releases(self, key: str | None = None, timeout: float = 30.0) -> None:
+        """Wait for the releases in flight (of ``key``, or all). A failed one changes nothing:
+        the lease was taken over meanwhile, or it stays until it expires."""
+        with self._releases_guard:
+            mine = [(k, f) for k, f in self._releases if key is None or k == key]
+            self._releases = [(k, f) for k, f in self._releases if (k, f) not in mine]
+        for _, future in mine:
+            with contextlib.suppress(Exception):
+                future.result(timeout=timeout)
