@@ -32,6 +32,7 @@ from backends.base import (
     Vanished,
     WriteItem,
     joined,
+    parent_of,
 )
 from backends.lease import CasLease, HeldLocks
 from backends.s3 import errors, versions
@@ -40,6 +41,9 @@ from backends.s3.directories import PrefixDirectories
 from backends.s3.multipart import MultipartUpload
 
 T = TypeVar("T")
+
+#: A batch read lists a folder first when it asks for this many of its keys (see ``_read_many``).
+LIST_FIRST = 8
 
 #: Backends with a lease release in flight: settled at exit, so no lease outlives its process.
 _RELEASING: weakref.WeakSet[S3Backend] = weakref.WeakSet()
@@ -230,12 +234,38 @@ class S3Backend(PrefixDirectories, MultipartUpload):
     async def _read_many(
         self, keys: Sequence[str], limit: int | None = None
     ) -> builtins.list[tuple[bytes, FileInfo] | BaseException]:
-        """One concurrent round of GETs, then the misses told apart from directories. A miss is
+        """One concurrent round of GETs, then the misses told apart from directories. A folder
+        with ``LIST_FIRST`` keys or more asked for is listed first (one page): only the keys
+        found there as objects are fetched, so new files (a patch adding a module) cost one
+        LIST instead of a GET each; a key that appears after the listing reads as missing, as
+        it would had the GET come first (the write's ``If-None-Match`` is its check). A miss is
         not explained further (a file where a parent directory should be): vfs checks the
         ancestors of what it writes itself, and ``read`` explains it fully."""
-        results = await self._gather([self._read(k, limit=limit, explain_misses=False) for k in keys])
-        await self._explain_misses(keys, results)
-        return results
+        known = await self._listed_misses(keys)
+        fetch = [k for k in keys if k not in known]
+        fetched = await self._gather([self._read(k, limit=limit, explain_misses=False) for k in fetch])
+        await self._explain_misses(fetch, fetched)
+        got = dict(zip(fetch, fetched, strict=True))
+        return [got[k] if k not in known else known[k] for k in keys]
+
+    async def _listed_misses(self, keys: Sequence[str]) -> dict[str, OSError]:
+        """The keys of the well-asked folders (see :meth:`_read_many`) that their listing shows
+        are no object: missing, or a directory."""
+        folders: dict[str, set[str]] = {}
+        for key in keys:
+            folders.setdefault(parent_of(key), set()).add(key)
+        asked = [p for p, members in folders.items() if len(members) >= LIST_FIRST]
+        misses: dict[str, OSError] = {}
+        for folder, entries in zip(asked, await self._gather([self._entries(p, 1) for p in asked]), strict=True):
+            if not isinstance(entries, tuple):
+                continue  # too large to list in one page, or the listing failed: GET them
+            files, dirs = entries
+            for key in folders[folder] - files:
+                if key in dirs:
+                    misses[key] = IsADirectoryError(errno.EISDIR, "Is a directory", key)
+                else:
+                    misses[key] = FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+        return misses
 
     async def _matches(self, key: str, version: str | None) -> bool:
         if version is None:

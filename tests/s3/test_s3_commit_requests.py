@@ -83,3 +83,21 @@ def _plant_pending_journal(ws: vfs.Workspace, tx: vfs.Transaction) -> str:
     ws._ctx.storage.write(ws._ctx.log.journal_item(journal))
     tx.abort()
     return journal.txid
+
+
+def test_a_batch_read_of_a_folder_lists_it_and_fetches_only_its_files(make_backend: BackendMaker) -> None:
+    """Eight or more keys of one folder: one LIST tells files, missing keys and directories
+    apart, and only the files are fetched (a patch adding modules costs no GET per new file)."""
+    from backends.base import WriteItem
+
+    backend = make_backend()
+    backend.write(WriteItem("pkg/old.py", b"old\n"))
+    backend.write(WriteItem("pkg/sub/inner.py", b"inner\n"))
+    keys = ["pkg/old.py", "pkg/sub"] + [f"pkg/new_{i}.py" for i in range(8)]
+    sent = _record(backend)
+    results = backend.read_many(keys)
+    assert sorted(op for op, _ in sent) == ["get_object", "list_objects_v2"]
+    data, info = results[0]  # type: ignore[misc]
+    assert data == b"old\n" and info.version
+    assert isinstance(results[1], IsADirectoryError)
+    assert all(type(r) is FileNotFoundError for r in results[2:])
