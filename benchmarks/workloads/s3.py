@@ -17,7 +17,16 @@ already holds a file (as in a repository):
   a request of its own, one after the other;
 - ``rewrite.N`` (informative): N *existing* files rewritten, prefetched (an agent's usual edit);
 - ``requests.N``: the S3 requests *per file* of the latest ``pre.N`` run (a count, ``unit="count"``:
-  "8.12 requests/file"; the same in every run), with an absolute target: at most 4.
+  "8.12 requests/file"; the same in every run), with an absolute target: at most 4;
+- ``edit.1``: one existing file read and written back with a line more, in one transaction (an
+  agent's usual edit), timed from the read to the commit's return; ``requests.edit`` and
+  ``round_trips.edit``: its S3 requests and its round trips of latency (counts, with absolute
+  targets: at most 6 and 4). Round trips are the critical path of the requests' spans (start and
+  answer, recorded around ``S3Backend._call``): the longest chain of requests each sent after the
+  previous one was answered, so requests in flight together count once
+  (``RequestLog.round_trips`` of the proxy module). A request still in flight when the commit
+  returned (the lease release, which vfs does not wait for) is counted as a request, not as
+  latency; the notes show the last run's timeline.
 
 A full-size repetition takes 15-20 s here (its three 100-file commits make ~1,600 requests, at ~3 ms
 of client CPU each), so the workload records at most ``RUNS`` repetitions (after the warm-up) unless
