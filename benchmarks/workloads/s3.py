@@ -140,6 +140,9 @@ class _Bench:
         #: series key -> its last run: the bytes written, and the requests by phase
         self.written: dict[str, dict[str, bytes]] = {}
         self.phases: dict[str, dict[str, collections.Counter[str]]] = {}
+        #: series key -> the round trips (critical path) and the timeline of its last run
+        self.trips: dict[str, int] = {}
+        self.timelines: dict[str, str] = {}
 
     def start(self) -> None:
         import vfs
@@ -158,9 +161,6 @@ class _Bench:
         self.stack.callback(self.ws.close)
         self.requests_log = record_requests(self.ws.backend)
         self.counts = self.requests_log.counts
-        #: series key -> the round trips (critical path) and the timeline of its last run
-        self.trips: dict[str, int] = {}
-        self.timelines: dict[str, str] = {}
         # A workspace in use: .vfs/ made, a connection open, the history listed once.
         with self.ws.transaction(label="setup") as tx:
             tx.write("/workspace/README.md", b"benchmark workspace\n")
@@ -430,23 +430,42 @@ def build(ctx: Context) -> Workload:
 
 
 RATIO_NOTE = (
-    "Met: 4.2x on 2026-12-02 (2 cores, quiet; 13-16x before this session's changes). The 1-file commit is "
-    "6 round trips one after the other (staging: the file and its parent directories stat'ed in one "
-    "concurrent round; commit: lease PUT, the parents re-checked, the file's PUT (its If-None-Match is "
-    "the file's own check), the journal and mark PUTs together, lease DELETE): 15 requests, ~210 ms. The "
-    "100-file commit is about 10 round trips (prefetch: 100 GETs and one LIST of the folder; the 100 "
-    "PUTs; 64 requests in flight through a pool of 64 connections), but it makes 213 requests, and on "
-    "this machine that is CPU as much as latency: ~0.6 s of client CPU (~3 ms of aiobotocore per request: "
-    "serialising, SigV4 signing, building the user-agent string, event hooks, parsing the XML answer) "
-    "plus ~0.35 s of SeaweedFS CPU on the same 2 cores. The ratio also grows whenever the 1-file commit "
-    "gets faster."
+    "Missed: 6.15x (range 2.85 - 7.92x) on 2026-12-03 under a load average of 11-16 on 2 cores; 7.08x "
+    "before this session's changes in the same run (4.2x quiet on 2026-12-02). Both commits got faster "
+    "(100 new files: 2.54 s -> 1.40 s, 214 -> 113 requests; 1 new file: 359 -> 227 ms), so the ratio "
+    "moved little. The 1-file commit is 5 round trips (staging: the file and its folders stat'ed in one "
+    "concurrent round; commit: lease PUT, the folders re-checked, the file's PUT with If-None-Match: *, "
+    "the journal and mark PUTs together; the lease DELETE is not waited for). The 100-file commit is 9 "
+    "round trips (prefetch: one LIST of the folder, no GET per new file; the folders stat'ed; lease PUT; "
+    "the folders re-checked; the 100 PUTs, 64 in flight; journal and mark), but S3 has no multi-object "
+    "PUT: it is 100 requests, each ~2.1 ms of client CPU (aiobotocore: serialising, SigV4 signing, "
+    "hooks, parsing the answer) and ~1.5 ms of SeaweedFS CPU on the same 2 cores, ~0.4 s of CPU in all "
+    "against ~0.1 s of latency for the 1-file commit: on this machine the floor of the ratio is about "
+    "3-4x, and it grows whenever the 1-file commit gets faster. Lower needs less CPU per request (a "
+    "leaner client than botocore) or a store with batched writes."
 )
-EDIT_NOTE = "(filled in below)"
+EDIT_NOTE = (
+    "Met: 4 round trips and 6 requests (8 and 15 before, in the same run; 149 ms against 406 ms under a "
+    "load average of 11-16). The critical path, request by request: (1) GET the file: bytes and ETag, "
+    "the version the commit checks (no HEAD, no LIST: on S3 a file implies its folders, so they are "
+    "not stat'ed nor re-checked); (2) lease PUT with If-None-Match: *: the lock was free, so no holder "
+    "left a journal unresolved (a holder that does rewrites the lease as released instead of deleting "
+    "it, and the next one takes it over and lists), and the commit skips listing .vfs/tx; (3) the "
+    "file's PUT with If-Match on that ETag: its own check and the commit point; (4) the history record, "
+    "journal and mark PUTs together. The lease DELETE goes out then without being waited for (every "
+    "record is acknowledged by then; it lands before the backend's next request, close or exit), so "
+    "it is a request but not latency. Not fewer: the lease must be held before the file's PUT (a "
+    "takeover's recovery and the fencing of a paused holder rest on it), and the history record says "
+    "committed, so it follows the PUT and is acknowledged before the result reports it (issue 12 "
+    "section 4). The cost of skipping the listing: a journal written late by a paused committer (the "
+    "ABA window of the pause campaign) is found by the next open (which lists), takeover or recover, "
+    "not by every commit."
+)
 REQUESTS_NOTE = (
-    "Met: 2.13 per new file (was 8.12): a GET per file at prefetch (404) and one LIST of the folder to "
-    "tell new files from directory prefixes; the PUT with If-None-Match: * (it is the commit-time check, "
-    "so no HEAD + LIST per file any more); fixed per commit: lease PUT and DELETE, journal and mark PUTs, "
-    "the parent directories stat'ed at staging and re-checked at commit. Rewriting 100 existing files: "
-    "2.12 (GET, PUT with If-Match). Without prefetch each first touch is a HEAD and a LIST of its own: "
-    "3.12 per new file."
+    "Met: 1.13 per new file (2.14 before, in the same run; 8.12 at first): the prefetch lists the folder "
+    "once (8 keys of one folder or more) and fetches only the keys it shows as objects, so a new file "
+    "costs no GET; its PUT with If-None-Match: * is its check. Fixed per commit: lease PUT and DELETE, "
+    "journal and mark PUTs, the folders stat'ed at staging and re-checked at commit. Rewriting 100 "
+    "existing files: 2.05 (a GET and a PUT with If-Match each, one LIST). Without prefetch each first "
+    "touch is a HEAD and a LIST of its own: 3.12 per new file."
 )
