@@ -272,9 +272,7 @@ class DeleteItem:
     durable: bool = True
 
 
-def check_precondition(
-    item: WriteItem | DeleteItem, current: FileInfo | None, same_version: Callable[[], bool]
-) -> None:
+def check_precondition(item: WriteItem | DeleteItem, current: FileInfo | None, same_version: Callable[[], bool]) -> None:
     """The one statement of the conditional-write rule, for backends that check it themselves.
 
     ``current`` is what is at the key now (``None``: nothing); ``same_version`` answers whether it

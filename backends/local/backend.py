@@ -315,9 +315,7 @@ class LocalBackend:
     def stat_many(self, keys: Sequence[str]) -> list[FileInfo | BaseException | None]:
         return [_attempt(self.stat, k) for k in keys]
 
-    def read_many(
-        self, keys: Sequence[str], *, limit: int | None = None
-    ) -> list[tuple[bytes, FileInfo] | BaseException]:
+    def read_many(self, keys: Sequence[str], *, limit: int | None = None) -> list[tuple[bytes, FileInfo] | BaseException]:
         return [_attempt(partial(self.read, limit=limit), k) for k in keys]
 
     def matches_many(self, items: Sequence[tuple[str, str | None]]) -> list[bool | BaseException]:

@@ -16,7 +16,9 @@ import stat as stat_module
 from backends.base import HardLinked, PreconditionFailed, WriteData, temp_name
 from backends.local.containment import Directory
 
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_READ_FLAGS = (
+    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+)
 #: link(2) errors that mean "no hard links on this filesystem" (not "the name exists").
 NO_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS)
 
