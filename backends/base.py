@@ -9,9 +9,9 @@ Keys
 
 Exceptions
     Backends raise builtin exceptions only (``FileNotFoundError``, ``FileExistsError``,
-    ``IsADirectoryError``, ``NotADirectoryError``, ``PermissionError``, ``OSError``) and the two
+    ``IsADirectoryError``, ``NotADirectoryError``, ``PermissionError``, ``OSError``) and the ones
     defined here (:class:`PreconditionFailed` and its :class:`Vanished`, :class:`EscapesRoot`,
-    :class:`NotRegular`). ``vfs.storage`` translates
+    :class:`NotRegular`, :class:`BadRoot`, ...). ``vfs.storage`` translates
     them into the vfs error vocabulary in one place.
 
 Requests
@@ -49,23 +49,38 @@ except ImportError:  # pragma: no cover - not CPython
 Kind = Literal["file", "directory", "symlink", "other"]
 
 
-def content_digest(data: bytes) -> str:
-    """The content hash vfs and the backends share (BLAKE2b, 128 bits, hex).
+#: What ``Backend.write`` takes: the bytes, or pieces to be stored back to back (vfs's journal
+#: record: a header, then pre-images it already holds, so a big file is not copied into a record;
+#: an edit of a large file: views of the spans it kept, between the new bytes). A memoryview
+#: piece is a view of immutable bytes (vfs checks that where it takes pieces).
+WriteData = bytes | list[bytes] | list[bytes | memoryview]
+
+
+def content_digest(data: WriteData) -> str:
+    """The content hash vfs and the backends share (BLAKE2b, 128 bits, hex); of pieces, the hash
+    of what they hold back to back (hashed where they are, not joined first).
 
     A caller that already hashed a content passes the result to ``Backend.write(digest=...)``,
     so a backend whose versions include a content hash does not hash the same bytes again.
     """
-    return _blake2b(data, digest_size=16).hexdigest()
-
-
-#: What ``Backend.write`` takes: the bytes, or pieces to be stored back to back (vfs's journal
-#: record: a header, then pre-images it already holds, so a big file is not copied into a record).
-WriteData = bytes | list[bytes]
+    if not isinstance(data, list):
+        return _blake2b(data, digest_size=16).hexdigest()
+    hasher = _blake2b(digest_size=16)
+    for piece in data:
+        hasher.update(piece)
+    return hasher.hexdigest()
 
 
 def joined(data: WriteData) -> bytes:
     """``data`` as one bytes object (a backend that cannot write pieces one after the other)."""
     return b"".join(data) if isinstance(data, list) else data
+
+
+def data_size(data: WriteData) -> int:
+    """How many bytes ``data`` holds (pieces: their sum; a memoryview counts its bytes)."""
+    if not isinstance(data, list):
+        return len(data)
+    return sum(piece.nbytes if isinstance(piece, memoryview) else len(piece) for piece in data)
 
 
 #: Backends that stage a write in a temp file next to its target name it with :func:`temp_name`,
@@ -119,6 +134,24 @@ class EscapesRoot(PermissionError):
 
 class NotRegular(OSError):
     """The key names something that is neither a regular file nor a directory (FIFO, device...)."""
+
+
+class BadRoot(OSError):
+    """The root cannot hold a workspace (from :meth:`Backend.check_root`). ``sentence`` says why,
+    with ``{root}`` where the root as the caller gave it goes: "The workspace root {root} does not
+    exist." (vfs fills it in and raises its one ``FS_BAD_ROOT`` error)."""
+
+    def __init__(self, sentence: str) -> None:
+        super().__init__(errno.ENOENT, sentence)
+        self.sentence = sentence
+
+    def said_of(self, root: str) -> str:
+        return self.sentence.replace("{root}", root)
+
+
+#: The sentences of the two problems every backend with real directories shares.
+ROOT_MISSING = "The workspace root {root} does not exist."
+ROOT_NOT_A_DIRECTORY = "The workspace root {root} is not a directory."
 
 
 @dataclass(frozen=True)
@@ -190,6 +223,13 @@ class Backend(Protocol):
 
     def describe(self) -> str:
         """A human-readable root, e.g. ``/home/me/project`` or ``s3://bucket/prefix``."""
+        ...
+
+    def check_root(self) -> None:
+        """``BadRoot`` if the root cannot hold a workspace (a directory that is missing or a file,
+        a bucket or container that does not exist); called once, when a workspace is opened, before
+        anything else is looked for. Cheap: at most one request. Other failures (credentials,
+        network) raise as from any primitive."""
         ...
 
     def stat(self, key: str) -> FileInfo | None:

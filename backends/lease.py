@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import socket
 import threading
@@ -102,6 +103,18 @@ class HeldLocks:
     def lease_keys(self) -> set[str]:
         with self._guard:
             return {getattr(lock, "key", "") for lock in self._held}
+
+    def valid_until(self) -> float:
+        """Until when (epoch seconds, this host's clock) a change may land under every lease held
+        here: ``inf`` if none says; ``LeaseLost`` if one may have run out already."""
+        with self._guard:
+            held = list(self._held)
+        until = math.inf
+        for lock in held:
+            check = getattr(lock, "valid_until", None)
+            if check is not None:
+                until = min(until, check())
+        return until
 
     def require_valid(self) -> None:
         """``LeaseLost`` if a lease held here may have run out: called right before each request
@@ -305,9 +318,14 @@ class CasLease(_Renewed):
         ttl: float,
         clock_skew: float,
         held: HeldLocks | None = None,
+        resolution: float = 0.0,
     ) -> None:
         if ttl <= 0:
             raise ValueError("lease ttl must be positive")
+        #: Added to every wait before a takeover: the coarseness of the store's own clock where
+        #: it fences the holder's requests (``backends.s3.fence``), so nothing it still accepts
+        #: lands after a takeover.
+        self.resolution = resolution
         super().__init__(held)
         self.store = store
         self.key = key
@@ -337,7 +355,12 @@ class CasLease(_Renewed):
             if current is None:
                 if time.monotonic() < deadline:
                     continue  # released between our create and our read: create again
-            elif expired(current[0], staleness.unchanged_for(current[1]), self.ttl, self.clock_skew):
+            elif expired(
+                current[0],
+                staleness.unchanged_for(current[1]),
+                self.ttl + self.resolution,
+                self.clock_skew + self.resolution,
+            ):
                 started = time.monotonic()
                 if self._try_takeover(current[1]):
                     break
@@ -409,6 +432,14 @@ class CasLease(_Renewed):
     @property
     def held(self) -> bool:
         return self.etag is not None and not self.lost
+
+    def valid_until(self) -> float:
+        """Until when (epoch seconds) a change sent now may land: the end of the lease less the
+        margin (``inf`` when none is held); ``LeaseLost`` as :meth:`require_valid`."""
+        self.require_valid()
+        if self.etag is None:
+            return math.inf
+        return time.time() + (self._deadline_mono - self.ttl * VALIDITY_MARGIN - time.monotonic())
 
     def require_valid(self) -> None:
         """``LeaseLost`` unless the lease is certainly still ours for a while: no other client

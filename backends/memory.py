@@ -48,9 +48,28 @@ class MemoryStore:
     guard: threading.RLock = field(default_factory=threading.RLock)
     locks: dict[str, threading.Lock] = field(default_factory=dict)
     _counter: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    #: The prefix index: directory key -> its direct children's keys (a dict: insertion order), so
+    #: listing a folder or emptying one costs its own children, never the whole store. Kept by
+    #: :meth:`put` and :meth:`remove`, the only writers of ``entries``.
+    children: dict[str, dict[str, None]] = field(default_factory=dict)
 
     def next_generation(self) -> int:
         return next(self._counter)
+
+    def put(self, key: str, entry: _Entry) -> None:
+        if key not in self.entries:
+            self.children.setdefault(parent_of(key), {})[key] = None
+        self.entries[key] = entry
+
+    def remove(self, key: str) -> None:
+        del self.entries[key]
+        siblings = self.children.get(parent_of(key))
+        if siblings is not None:
+            siblings.pop(key, None)
+        self.children.pop(key, None)  # a directory is removed empty (rmdir checks)
+
+    def child_keys(self, key: str) -> list[str]:
+        return list(self.children.get(key, ()))
 
 
 _STORES: dict[str, MemoryStore] = {}
@@ -96,6 +115,9 @@ class MemoryBackend:
 
     def describe(self) -> str:
         return self.label or "memory://"
+
+    def check_root(self) -> None:
+        """Nothing to check: a memory root exists as soon as it is named."""
 
     # -- primitives ---------------------------------------------------------------------------
 
@@ -148,7 +170,7 @@ class MemoryBackend:
             if mode is None:
                 mode = current.mode if current is not None else DEFAULT_FILE_MODE
             entry = _Entry(bytes(joined(item.data)), mode, self.store.next_generation(), time.time())
-            self.store.entries[key] = entry
+            self.store.put(key, entry)
             return self._info(key, entry)
 
     def delete(self, item: DeleteItem) -> None:
@@ -160,7 +182,7 @@ class MemoryBackend:
             check_precondition(item, None if current is None else self._info(key, current), lambda: False)
             if current is None:
                 raise FileNotFoundError(f"No such file: {key}")
-            del self.store.entries[key]
+            self.store.remove(key)
 
     def list(self, key: str) -> list[FileInfo]:
         with self.store.guard:
@@ -170,19 +192,14 @@ class MemoryBackend:
                     raise FileNotFoundError(f"No such directory: {key}")
                 if entry.data is not None:
                     raise NotADirectoryError(f"Not a directory: {key}")
-            prefix = f"{key}/" if key else ""
-            return [
-                self._info(k, e)
-                for k, e in self.store.entries.items()
-                if k.startswith(prefix) and "/" not in k[len(prefix) :]
-            ]
+            return [self._info(k, self.store.entries[k]) for k in self.store.child_keys(key)]
 
     def mkdir(self, key: str) -> None:
         with self.store.guard:
             self._require_parent(key)
             if key in self.store.entries:
                 raise FileExistsError(f"Exists: {key}")
-            self.store.entries[key] = _Entry(None, 0o755, self.store.next_generation(), time.time())
+            self.store.put(key, _Entry(None, 0o755, self.store.next_generation(), time.time()))
 
     def rmdir(self, key: str) -> None:
         with self.store.guard:
@@ -191,10 +208,9 @@ class MemoryBackend:
                 raise FileNotFoundError(f"No such directory: {key}")
             if entry.data is not None:
                 raise NotADirectoryError(f"Not a directory: {key}")
-            prefix = f"{key}/"
-            if any(k.startswith(prefix) for k in self.store.entries):
+            if self.store.children.get(key):
                 raise OSError(39, f"Directory not empty: {key}")
-            del self.store.entries[key]
+            self.store.remove(key)
 
     def matches(self, key: str, version: str | None) -> bool:
         info = self.stat(key)

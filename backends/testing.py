@@ -39,6 +39,7 @@ import pytest
 
 from backends.base import (
     Backend,
+    BadRoot,
     BatchBackend,
     Capabilities,
     DeleteItem,
@@ -83,6 +84,27 @@ class BackendContract:
         return True
 
     # -- identity -----------------------------------------------------------------------------
+
+    @pytest.fixture
+    def bad_root(self) -> Iterator[Backend | None]:
+        """A backend over a root that cannot hold a workspace (a missing directory, bucket or
+        container), or None where every root can (memory). Override it to check the refusal."""
+        yield None
+
+    def test_a_fresh_root_passes_check_root(self, backend: Backend) -> None:
+        backend.check_root()  # raises BadRoot (or anything) if the fresh root were refused
+        backend.write(WriteItem("a.txt", b"a"))
+        backend.check_root()  # a root holding files is still one
+        assert backend.read("a.txt")[0] == b"a"
+
+    def test_a_bad_root_is_refused_by_check_root(self, bad_root: Backend | None) -> None:
+        if bad_root is None:
+            pytest.skip("every root can hold a workspace here (override the `bad_root` fixture otherwise)")
+        with pytest.raises(BadRoot) as caught:
+            bad_root.check_root()
+        # said of the root as the caller gave it (vfs fills it in): FS_BAD_ROOT's one message
+        assert "{root}" in caught.value.sentence
+        assert caught.value.said_of("ROOT") != caught.value.sentence
 
     def test_declares_the_protocol(self, backend: Backend) -> None:
         assert isinstance(backend, Backend)
@@ -340,6 +362,22 @@ class BackendContract:
         assert children["a/b"].kind == "directory"
         assert (children["a/x.txt"].kind, children["a/x.txt"].size, children["a/x.txt"].name) == ("file", 2, "x.txt")
         assert _keys(backend.list("a/b")) == {"a/b/deep.txt"}
+
+    def test_list_follows_rewrites_deletes_and_rmdirs(self, backend: Backend) -> None:
+        # what a backend indexes to list a folder without scanning everything (memory's prefix
+        # index) must follow every change, at every level
+        backend.mkdir("d")
+        backend.mkdir("d/e")
+        backend.write(WriteItem("d/e/f.txt", b"f"))
+        backend.write(WriteItem("d/g.txt", b"g"))
+        backend.write(WriteItem("d/g.txt", b"g2"))  # a rewrite is not a second child
+        assert [info.key for info in backend.list("d/e")] == ["d/e/f.txt"]
+        backend.delete(DeleteItem("d/e/f.txt"))
+        assert backend.list("d/e") == []
+        backend.rmdir("d/e")
+        assert [info.key for info in backend.list("d")] == ["d/g.txt"]
+        backend.mkdir("d/e")  # made again: listed once
+        assert sorted(info.key for info in backend.list("d")) == ["d/e", "d/g.txt"]
 
     def test_list_errors(self, backend: Backend) -> None:
         _real_directories(backend)
@@ -650,10 +688,14 @@ class LeaseContract:
             for holder in holders:
                 holder.release()
 
-    def test_stalled_holder_loses_lease_and_is_told(self, make_client: Any) -> None:
+    def test_stalled_holder_loses_lease_is_told_and_changes_nothing(self, make_client: Any) -> None:
+        """A holder that stalled past its lease and wakes up under another's lease learns it, and
+        each change it tries is refused before it is sent (the lease is checked right before each
+        send attempt)."""
         from backends.lease import LeaseLost
 
         a = make_client(lease_ttl=0.6, clock_skew=0)
+        a.write(WriteItem("f.txt", b"one"))
         b = make_client(same_as=a, lease_ttl=0.6, clock_skew=0)
         lease: Any = a.lock(LEASE_KEY, timeout=5)
         with pytest.raises(LeaseLost), lease:
@@ -661,6 +703,11 @@ class LeaseContract:
             lease._thread.join()
             with b.lock(LEASE_KEY, timeout=10):
                 assert self.body(b)["owner"] != lease.owner
+                with pytest.raises(LeaseLost):
+                    a.write(WriteItem("f.txt", b"late"))
+                with pytest.raises(LeaseLost):
+                    a.delete(DeleteItem("f.txt"))
+                assert b.read("f.txt")[0] == b"one"
                 assert not lease.renew()
                 assert lease.lost
         # the loser's release did not delete the new holder's lease (b released it itself)

@@ -146,9 +146,22 @@ class IOCounter:
 
         real_content_hash = backends.base._blake2b
 
+        class CountedHash:
+            """A hash fed piece by piece (a content given as pieces): the bytes of each update count."""
+
+            def __init__(self, inner: Any) -> None:
+                self.inner = inner
+
+            def update(self, data: Any) -> None:
+                counter.bytes["blake2b (content_digest)"] += memoryview(data).nbytes
+                self.inner.update(data)
+
+            def hexdigest(self) -> str:
+                return str(self.inner.hexdigest())
+
         def content_hasher(data: bytes = b"", **kwargs: Any) -> Any:
             counter._note("blake2b (content_digest)", len(data))
-            return real_content_hash(data, **kwargs)
+            return CountedHash(real_content_hash(data, **kwargs))
 
         patch(backends.base, "_blake2b", content_hasher)
         try:

@@ -32,6 +32,7 @@ NO_NEWLINE = "\\ No newline at end of file\n"
 _BLOCK = 1 << 20
 _SMALL = 1 << 8
 _COMPARE = 1 << 16  # bytes compared at once when looking for the first difference
+_BACK = 64  # lines walked back from a mark rather than counted from the top
 
 
 # -- lines of a file, by number, in one forward pass ----------------------------------------------
@@ -43,11 +44,13 @@ class Lines:
     LF files (and the editor's view of any file) are walked on the bytes: skipping ahead counts
     line breaks a block at a time, so reading a few lines near the end of a large file costs one
     C-level count. ``cr_breaks``: a lone CR ends a line too (the patch matcher's model), used when
-    the file has a CR.
+    the file has a CR. ``mark``: a line known to start at a byte offset (``(line, offset)``), where
+    a seek near it starts instead of counting from the top.
     """
 
-    def __init__(self, data: bytes | None, *, cr_breaks: bool = False) -> None:
+    def __init__(self, data: bytes | None, *, cr_breaks: bool = False, mark: tuple[int, int] | None = None) -> None:
         self._data = data or b""
+        self._mark = mark or (0, 0)
         self._split: list[str] | None = None
         if cr_breaks and b"\r" in self._data:
             import re  # (rare: a file with CRs)
@@ -59,6 +62,12 @@ class Lines:
         self._line = 0
         self._pos = 0
 
+    def fork(self) -> Lines:
+        """Another reader of the same lines, with its own position (nothing is split or counted again)."""
+        other = Lines(None, mark=self._mark)
+        other._data, other._split = self._data, self._split
+        return other
+
     def __len__(self) -> int:
         if self._split is not None:
             return len(self._split)
@@ -68,6 +77,11 @@ class Lines:
     def _seek(self, line: int) -> None:
         if line < self._line:
             self._line, self._pos = 0, 0
+        mark_line, mark_pos = self._mark
+        if self._line < mark_line and line >= mark_line - _BACK:  # from the mark, back a few lines
+            self._line, self._pos = mark_line, mark_pos
+            while self._line > line:
+                self._line, self._pos = self._line - 1, self._data.rfind(b"\n", 0, self._pos - 1) + 1
         data, pos, need = self._data, self._pos, line - self._line
         block = _SMALL  # galloping: blocks double while skipped whole, shrink near the line
         while need > 0 and pos < len(data):
@@ -98,15 +112,16 @@ class Lines:
 # -- hunks ----------------------------------------------------------------------------------------
 
 
-def _common_prefix(a: bytes, b: bytes, limit: int, *, backward: bool = False) -> int:
-    """How many bytes ``a`` and ``b`` share at their start (``backward``: at their end), at most ``limit``."""
+def _common_prefix(a: bytes, b: bytes, limit: int, *, backward: bool = False, known: int = 0) -> int:
+    """How many bytes ``a`` and ``b`` share at their start (``backward``: at their end), at most
+    ``limit``; the first ``known`` are known to be the same (not compared)."""
 
     def same(lo: int, hi: int) -> bool:
         if backward:
             return a[len(a) - hi : len(a) - lo] == b[len(b) - hi : len(b) - lo]
         return a[lo:hi] == b[lo:hi]
 
-    lo = 0
+    lo = min(known, limit)
     while lo < limit:
         hi = min(lo + _COMPARE, limit)
         if same(lo, hi):
@@ -124,12 +139,34 @@ def _lines_in(data: bytes, start: int, end: int) -> int:
     return data.count(b"\n", start, end) + (1 if unterminated else 0)
 
 
-def region_hunk(before: bytes, after: bytes) -> list[LineHunk]:
-    """The one hunk of whole lines holding every byte that differs (an edit that changed one region)."""
-    if before == after:
-        return []
-    prefix = _common_prefix(before, after, min(len(before), len(after)))
-    suffix = _common_prefix(before, after, min(len(before), len(after)) - prefix, backward=True)
+def region_hunk(before: bytes, after: bytes, same: tuple[int, int] = (0, 0)) -> list[LineHunk]:
+    """The one hunk of whole lines holding every byte that differs (an edit that changed one region).
+
+    ``same``: how many bytes at the start and at the end are known to be equal in both (an editor
+    that spliced ``after`` from ``before`` knows it); they are not compared again.
+    """
+    return _region(before, after, same)[0]
+
+
+def region_edit(
+    path: str, display: str, before: bytes, after: bytes, same: tuple[int, int] = (0, 0), mark: tuple[int, int] = (0, 0)
+) -> FileEdit:
+    """A :class:`FileEdit` of one changed region (see :func:`region_hunk`), marked where its hunk
+    starts, so that its diff is read from there instead of counting lines from the top again.
+    ``mark``: a line known to start at a byte offset within ``same``'s prefix (lines are counted from there)."""
+    hunks, found = _region(before, after, same, mark)
+    return FileEdit(path, display, before, after, tuple(hunks), mark=found)
+
+
+def _region(
+    before: bytes, after: bytes, same: tuple[int, int], mark: tuple[int, int] = (0, 0)
+) -> tuple[list[LineHunk], tuple[int, int] | None]:
+    """:func:`region_hunk`'s hunk, and its first line's ``(line, offset)`` (the same in both)."""
+    shortest = min(len(before), len(after))
+    prefix = _common_prefix(before, after, shortest, known=same[0])
+    if prefix == len(before) == len(after):
+        return [], None
+    suffix = _common_prefix(before, after, shortest - prefix, backward=True, known=same[1])
     start = before.rfind(b"\n", 0, prefix) + 1
     old_end, new_end = len(before) - suffix, len(after) - suffix
 
@@ -140,8 +177,9 @@ def region_hunk(before: bytes, after: bytes) -> list[LineHunk]:
         nl = before.find(b"\n", old_end)
         grow = (len(before) if nl < 0 else nl + 1) - old_end
         old_end, new_end = old_end + grow, new_end + grow
-    line = before.count(b"\n", 0, start)
-    return [(line, _lines_in(before, start, old_end), line, _lines_in(after, start, new_end))]
+    mark_line, mark_at = mark if mark[1] <= start else (0, 0)
+    line = mark_line + before.count(b"\n", mark_at, start)
+    return [(line, _lines_in(before, start, old_end), line, _lines_in(after, start, new_end))], (line, start)
 
 
 def _groups(hunks: Sequence[LineHunk], context: int) -> list[list[LineHunk]]:
@@ -155,11 +193,11 @@ def _groups(hunks: Sequence[LineHunk], context: int) -> list[list[LineHunk]]:
     return out
 
 
-def _header(group: Sequence[LineHunk], old_n: int, context: int) -> LineHunk:
+def _header(group: Sequence[LineHunk], old: Lines, context: int) -> LineHunk:
     """The group's span with context, 0-based: ``(old_start, old_len, new_start, new_len)``."""
     first, last = group[0], group[-1]
     lead = min(context, first[0])
-    trail = min(context, old_n - (last[0] + last[1]))
+    trail = len(old.get(last[0] + last[1], last[0] + last[1] + context))  # (not len(old): a count of all)
     old_start, new_start = first[0] - lead, first[2] - lead
     return old_start, last[0] + last[1] + trail - old_start, new_start, last[2] + last[3] + trail - new_start
 
@@ -193,6 +231,8 @@ class FileEdit:
     source: str | None = None
     source_display: str | None = None
     cr_breaks: bool = False
+    #: ``(line, offset)``: a line known to start at that byte offset in both ``before`` and ``after``
+    mark: tuple[int, int] | None = None
 
     @property
     def action(self) -> Action:
@@ -202,27 +242,26 @@ class FileEdit:
             return "add"
         return "delete" if self.after is None else "modify"
 
-    def _lines(self) -> tuple[Lines, Lines]:
-        return Lines(self.before, cr_breaks=self.cr_breaks), Lines(self.after, cr_breaks=self.cr_breaks)
+    def _side(self, data: bytes | None) -> Lines:
+        return Lines(data, cr_breaks=self.cr_breaks, mark=self.mark)
 
     def headers(self) -> list[LineHunk]:
         """The unified diff's hunk spans (0-based, context included)."""
-        old = Lines(self.before, cr_breaks=self.cr_breaks)
-        n = len(old)
-        return [_header(group, n, CONTEXT) for group in _groups(self.hunks, CONTEXT)]
+        old = self._side(self.before)
+        return [_header(group, old, CONTEXT) for group in _groups(self.hunks, CONTEXT)]
 
     def diff_lines(self) -> Iterator[str]:
         """The unified diff, line by line (``a/`` and ``b/`` prefixes, no timestamps), read lazily."""
         if not self.hunks:
             return
-        old, new = self._lines()
+        old, new = self._side(self.before), self._side(self.after)
         old_name = "/dev/null" if self.before is None else f"a/{self.source_display or self.display}"
         new_name = "/dev/null" if self.after is None else f"b/{self.display}"
         yield f"--- {old_name}\n"
         yield f"+++ {new_name}\n"
-        n = len(old)
+        ahead = old.fork()  # reads the context after each group, ahead of ``old`` (both go forward)
         for group in _groups(self.hunks, CONTEXT):
-            old_start, old_len, new_start, new_len = _header(group, n, CONTEXT)
+            old_start, old_len, new_start, new_len = _header(group, ahead, CONTEXT)
             yield f"@@ -{_range(old_start, old_len)} +{_range(new_start, new_len)} @@\n"
             at = old_start
             for o_start, o_len, n_start, n_len in group:

@@ -28,7 +28,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
-from backends.base import DeleteItem, WriteItem, iter_parents
+from backends.base import DeleteItem, WriteItem, iter_parents, joined
 from vfs.context import Context
 from vfs.errors import NotFound, RollbackFailed, StaleVersion, VfsError
 from vfs.recovery import recover, rollback
@@ -183,7 +183,7 @@ class Commit:
                 assert seen.data is not None  # read in preflight
                 journal.pre_images[index] = seen.data
             if keep_post and staged.data is not None:
-                journal.post_images[index] = staged.data
+                journal.post_images[index] = joined(staged.data)
         return journal
 
     def _single(self, journal: Journal) -> bool:

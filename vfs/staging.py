@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from backends.base import FileInfo
+from backends.base import FileInfo, WriteData
 
 State = Literal["file", "absent", "directory", "other", "symlink"]
 
@@ -29,8 +29,24 @@ class Seen:
 @dataclass
 class Staged:
     state: Literal["file", "absent", "directory"]
-    data: bytes | None = None
+    #: bytes, or pieces (bytes and views of bytes) written back to back and joined only if read
+    data: WriteData | None = None
     mode: int | None = None
+
+
+def frozen(data: object) -> WriteData:
+    """``data`` as the transaction keeps it: bytes (copied from a mutable buffer), or a list of
+    pieces kept as they are when they cannot change (bytes, views of bytes), else copied."""
+    if isinstance(data, list):
+        return [p if isinstance(p, bytes) or (isinstance(p, memoryview) and isinstance(p.obj, bytes)) else _bytes(p)
+                for p in data]  # fmt: skip
+    return _bytes(data)
+
+
+def _bytes(data: object) -> bytes:
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError("data must be bytes (or a list of bytes-like pieces)")
+    return bytes(data)
 
 
 def state_of(info: FileInfo | None) -> State:

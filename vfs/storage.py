@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from backends import open_backend
 from backends.base import (
     Backend,
+    BadRoot,
     BatchBackend,
     BeingWritten,
     DeleteItem,
@@ -43,6 +44,7 @@ from vfs.errors import (
     TooLarge,
     Unsupported,
     VfsError,
+    WorkspaceRootInvalid,
 )
 
 T = TypeVar("T")
@@ -141,6 +143,20 @@ class HeldLock:
     def mark_dirty(self) -> None:
         if self._manager is not None:
             self._manager.mark_dirty()
+
+
+def check_root(backend: Backend, given: str) -> None:
+    """The one place a root is refused (``FS_BAD_ROOT``): the backend's own check of its root
+    (:meth:`Backend.check_root`), said of the root as the caller gave it. A refused backend is
+    closed (an object store's connections)."""
+    try:
+        backend.check_root()
+    except BadRoot as exc:
+        backend.close()
+        raise WorkspaceRootInvalid(exc.said_of(given), path=given) from None
+    except Exception as exc:
+        backend.close()
+        raise translate(exc, given, "open", "workspace-write") from exc
 
 
 class Storage:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 from typing import Literal
 
-from backends.base import iter_parents, parent_of
+from backends.base import WriteData, data_size, iter_parents, joined, parent_of
 from vfs.commit import Commit
 from vfs.context import Context
 from vfs.errors import (
@@ -22,7 +22,7 @@ from vfs.errors import (
     StaleVersion,
     VfsError,
 )
-from vfs.staging import Overlay, Seen, Staged, State
+from vfs.staging import Overlay, Seen, Staged, State, frozen
 from vfs.txlog import Kind
 from vfs.types import UNCONDITIONAL, CommitResult, FileChange, Intent, Read, Stat
 
@@ -157,6 +157,7 @@ class Transaction:
         if staged is not None:
             if staged.state == "file":
                 assert staged.data is not None
+                staged.data = joined(staged.data)  # pieces are joined once, when read back
                 return Read(display, staged.data, None, staged.mode)
             if staged.state == "directory":
                 raise IsADirectory(f"The path {display} is a directory.", path=display)
@@ -219,7 +220,7 @@ class Transaction:
         if staged is not None:
             if staged.state == "absent":
                 raise NotFound(f"The path {display} does not exist.", path=display)
-            size = len(staged.data) if staged.data is not None else 0
+            size = data_size(staged.data) if staged.data is not None else 0
             return Stat(display, "file" if staged.state == "file" else "directory", size, staged.mode, None)
         seen = self._see(key)
         if seen.state == "absent":
@@ -254,18 +255,22 @@ class Transaction:
             if staged.state == "absent":
                 children.pop(child, None)
             else:
-                size = len(staged.data) if staged.data is not None else 0
+                size = data_size(staged.data) if staged.data is not None else 0
                 kind: State = "file" if staged.state == "file" else "directory"
                 children[child] = Stat(child, kind, size, staged.mode, None)  # type: ignore[arg-type]
         return [children[name] for name in sorted(children)]
 
     # -- changes ------------------------------------------------------------------------------
 
-    def write(self, path: str, data: bytes, *, intent: Intent = UNCONDITIONAL, mode: int | None = None) -> None:
-        """Create or replace the file at ``path``; missing parent directories are created."""
+    def write(self, path: str, data: WriteData, *, intent: Intent = UNCONDITIONAL, mode: int | None = None) -> None:
+        """Create or replace the file at ``path``; missing parent directories are created.
+
+        ``data``: the bytes, or a list of pieces (bytes, views of bytes) that the file holds back
+        to back: a large edit passes the spans it kept as views of the bytes it read, so they are
+        hashed and written where they are, never joined into a second copy of the file.
+        """
         self._require_writable(path)
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError("data must be bytes")
+        data = frozen(data)
         key = self._key(path)
         display = self._display(key)
         self._see_with_parents(key)
@@ -286,7 +291,7 @@ class Transaction:
         if mode is None:
             staged = self._staged.get(key)
             mode = staged.mode if staged is not None else None
-        self._staged[key] = Staged("file", bytes(data), mode)
+        self._staged[key] = Staged("file", data, mode)
 
     def create(self, path: str, data: bytes, *, mode: int | None = None) -> None:
         """Create ``path``; ``Exists`` if something is there (also if it appears before commit)."""
@@ -365,7 +370,7 @@ class Transaction:
             before = seen.data if seen.state == "file" else None
             if seen.state == "file" and before is None:
                 before = self._ctx.read_key(key)[0]
-            out.append(FileChange(self._display(key), before, staged.data))
+            out.append(FileChange(self._display(key), before, joined(staged.data) if staged.data is not None else None))
         return out
 
     def commit(self) -> CommitResult:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from backends.base import DeleteItem, WriteItem, content_digest
+from backends.base import DeleteItem, WriteData, WriteItem, content_digest
 from vfs.errors import CorruptMetadata, Exists, NotFound, StaleVersion, VfsError
 from vfs.storage import Storage
 
@@ -55,7 +55,7 @@ _SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 _MAX_HEADER = 1 << 28
 
 
-def digest(data: bytes) -> str:
+def digest(data: WriteData) -> str:
     """The content hash recorded per target (the same one the backends version content with)."""
     return content_digest(data)
 

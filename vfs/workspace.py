@@ -9,12 +9,12 @@ from typing import Any
 
 from backends.base import Backend, Capabilities
 from vfs.context import Context
-from vfs.errors import InvalidArgument, NotFound, SandboxDenied, Unsupported, WorkspaceRootInvalid
+from vfs.errors import InvalidArgument, NotFound, SandboxDenied, Unsupported
 from vfs.history import History, Pruned, Rewind
 from vfs.paths import META_DIR, MODES, PathMapper
 from vfs.recovery import needs_recovery, pending, recover
 from vfs.session import ObservationPolicy, Policy, Session
-from vfs.storage import Storage, connect
+from vfs.storage import Storage, check_root, connect
 from vfs.text import decode_text
 from vfs.transaction import Transaction
 from vfs.txlog import Checkpoint, Kind, TxLog, valid_session_id
@@ -312,9 +312,8 @@ def open_workspace(
         raise InvalidArgument(f"Unknown mode {mode!r}; expected one of: {', '.join(MODES)}")
     url, opts = _split_root(root, storage_options)
     backend = connect(url, opts)
+    check_root(backend, str(root))
     is_local = backend.name == "local"
-    if is_local:
-        _check_local_root(backend.describe(), root)
     if mode == "danger-full-access":
         if not is_local:
             raise Unsupported("danger-full-access is only available on local disk.")
@@ -326,15 +325,6 @@ def open_workspace(
     if mount is None:
         mount = backend.describe() if is_local else DEFAULT_MOUNT
     return Workspace(backend, mount=mount, mode=mode, **options)
-
-
-def _check_local_root(path: str, given: Any) -> None:
-    """A local root is an existing directory: anything else is one coded error (``FS_BAD_ROOT``)
-    naming the root as given, before any of the workspace's own files is looked for."""
-    if os.path.isdir(path):
-        return
-    problem = "is not a directory" if os.path.lexists(path) else "does not exist"
-    raise WorkspaceRootInvalid(f"The workspace root {given} {problem}.", path=str(given))
 
 
 __all__ = ["DEFAULT_MOUNT", "META_DIR", "Workspace", "open_workspace"]

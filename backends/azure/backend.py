@@ -6,7 +6,7 @@ import builtins
 import contextlib
 import errno
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, ClassVar, TypeVar
@@ -14,6 +14,7 @@ from typing import Any, ClassVar, TypeVar
 from backends.azure import connect
 from backends.azure.errors import conflict, is_conflict, is_not_found, status_of, translate, vanished
 from backends.base import (
+    BadRoot,
     Capabilities,
     DeleteItem,
     FileInfo,
@@ -118,6 +119,7 @@ class AzureBackend:
         session, transport = _transport(concurrency)
         client_kwargs = {
             "transport": transport,
+            "raw_request_hook": connect.check_before_send,
             # the first GET of an unlimited read is this big (a limited one asks for limit + 1 bytes)
             "max_single_get_size": int(tuning.get("first_get_size", 4 * MiB)),
             "max_chunk_get_size": int(tuning.get("chunk_get_size", 8 * MiB)),
@@ -138,6 +140,18 @@ class AzureBackend:
 
     def describe(self) -> str:
         return f"{self.label}/{self.prefix}" if self.prefix else self.label
+
+    def check_root(self) -> None:
+        """The container exists (one request); a prefix needs nothing: a fresh one is empty."""
+        try:
+            self.container.get_container_properties()
+        except Exception as exc:
+            if is_not_found(exc):  # ContainerNotFound is a 404
+                raise BadRoot(
+                    f"The container {self.container.container_name} of the workspace root {{root}} does not "
+                    "exist (create it first; check the name and the account)."
+                ) from None
+            raise translate(exc, "") from exc
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -248,10 +262,8 @@ class AzureBackend:
         data = bytes(joined(item.data))
         write_id = uuid.uuid4().hex
         try:
-            if len(data) >= self.block_threshold:
-                out = self._upload_blocks(key, data, cond, write_id)
-            else:
-                out = self._blob(key).upload_blob(data, overwrite=True, metadata={WRITE_ID: write_id}, **cond)
+            with self._sending(key):
+                out = self._put(key, data, cond, write_id)
         except Exception as exc:
             if cond and (is_conflict(exc) or is_not_found(exc)):
                 outcome = self._explain_conflict(item, write_id)
@@ -260,6 +272,26 @@ class AzureBackend:
                 raise outcome from None
             raise translate(exc, key) from exc
         return FileInfo(key, "file", len(data), None, _version(out.get("etag")), None)
+
+    def _put(self, key: str, data: bytes, cond: dict[str, str], write_id: str) -> dict[str, Any]:
+        if len(data) >= self.block_threshold:
+            return self._upload_blocks(key, data, cond, write_id)
+        out: dict[str, Any] = self._blob(key).upload_blob(data, overwrite=True, metadata={WRITE_ID: write_id}, **cond)
+        return out
+
+    @contextlib.contextmanager
+    def _sending(self, key: str) -> Iterator[None]:
+        """Around a request that changes the store: sent only while every lease held here is
+        valid (checked now, and again before each attempt by ``connect.check_before_send``);
+        the lease's own object is exempt."""
+        check = None if key in self._held.lease_keys() else self._held.require_valid
+        if check is not None:
+            check()
+        token = connect.SEND_CHECK.set(check)
+        try:
+            yield
+        finally:
+            connect.SEND_CHECK.reset(token)
 
     def _condition(self, item: WriteItem | DeleteItem) -> dict[str, str]:
         if isinstance(item, WriteItem) and item.if_absent:
@@ -305,7 +337,8 @@ class AzureBackend:
         if item.if_version is None and self._head(key) is None:
             raise self._missing(key, want="file")
         try:
-            self._blob(key).delete_blob(**self._condition(item))
+            with self._sending(key):
+                self._blob(key).delete_blob(**self._condition(item))
         except Exception as exc:
             if item.if_version is not None and (is_not_found(exc) or is_conflict(exc)):
                 # gone rather than changed? (Azurite answers If-Match on a missing blob with 412)
@@ -353,7 +386,9 @@ class AzureBackend:
         if isinstance(up, FileInfo) and up.kind != "directory":
             raise NotADirectoryError(errno.ENOTDIR, "Not a directory", parent)
         try:
-            self.container.get_blob_client(self._dir_prefix(key)).upload_blob(b"", overwrite=True, if_none_match="*")
+            with self._sending(key):
+                marker = self.container.get_blob_client(self._dir_prefix(key))
+                marker.upload_blob(b"", overwrite=True, if_none_match="*")
         except Exception as exc:
             if is_conflict(exc):
                 raise FileExistsError(errno.EEXIST, "File exists", key) from None
@@ -375,7 +410,8 @@ class AzureBackend:
         if any(n != marker for n in names):
             raise OSError(errno.ENOTEMPTY, "Directory not empty", key)
         try:
-            self.container.get_blob_client(marker).delete_blob()
+            with self._sending(key):
+                self.container.get_blob_client(marker).delete_blob()
         except Exception as exc:
             raise translate(exc, key) from exc
 

@@ -9,7 +9,9 @@ names the account in the URL. ``vfs_*`` options are the backend's own (see the p
 
 from __future__ import annotations
 
+import contextvars
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +21,22 @@ _ENV = {
     "account_key": "AZURE_STORAGE_ACCOUNT_KEY",
     "sas_token": "AZURE_STORAGE_SAS_TOKEN",
 }
+
+
+#: The check a change must pass right before each attempt of its request is sent: set by the
+#: backend around the call (a context variable: the calls of a batch run in pool threads, each
+#: setting its own).
+SEND_CHECK: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
+    "vfs_azure_send_check", default=None
+)
+
+
+def check_before_send(request: Any) -> None:
+    """The SDK's ``raw_request_hook``: called after every retry wait, right before the request
+    is signed and sent; a holder paused past its lease stops here instead of sending a change."""
+    check = SEND_CHECK.get()
+    if check is not None:
+        check()
 
 
 @dataclass(frozen=True)

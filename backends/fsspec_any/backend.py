@@ -7,6 +7,9 @@ import errno
 from typing import Any, ClassVar
 
 from backends.base import (
+    ROOT_MISSING,
+    ROOT_NOT_A_DIRECTORY,
+    BadRoot,
     Capabilities,
     DeleteItem,
     FileInfo,
@@ -55,6 +58,15 @@ class FsspecBackend:
 
     def describe(self) -> str:
         return self.url
+
+    def check_root(self) -> None:
+        """Not a file; and where directories are real (a disk), an existing directory. An object
+        store's missing bucket is left to its first request (fsspec has no one call for it)."""
+        info = self._info("")
+        if info is not None and kind_of(info) != "directory":
+            raise BadRoot(ROOT_NOT_A_DIRECTORY)
+        if info is None and self.is_local:
+            raise BadRoot(ROOT_MISSING)
 
     # -- plumbing -----------------------------------------------------------------------------
 

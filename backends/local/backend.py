@@ -12,6 +12,9 @@ from functools import partial
 from typing import Any, ClassVar, TypeVar
 
 from backends.base import (
+    ROOT_MISSING,
+    ROOT_NOT_A_DIRECTORY,
+    BadRoot,
     Capabilities,
     DeleteItem,
     FileInfo,
@@ -112,6 +115,12 @@ class LocalBackend:
 
     def describe(self) -> str:
         return self.root
+
+    def check_root(self) -> None:
+        """An existing directory (a link to one counts: the root is followed once, when opened)."""
+        if os.path.isdir(self.root):
+            return
+        raise BadRoot(ROOT_NOT_A_DIRECTORY if os.path.lexists(self.root) else ROOT_MISSING)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -220,7 +229,7 @@ class LocalBackend:
                 mode = stat_module.S_IMODE(old[1].st_mode) if old is not None else (0o666 & ~self._umask)
             tmp, fd = publish.stage(directory, item.data, mode, old, sync)
             try:
-                self._publish(directory, tmp, name, item, old)
+                self._publish(directory, tmp, name, item, old, fd)
                 st = os.fstat(fd)  # our inode, whatever is at the name by now
             except BaseException:
                 publish.discard(directory, tmp)
@@ -245,13 +254,20 @@ class LocalBackend:
         check_precondition(item, current, same)
 
     def _publish(
-        self, directory: Directory, tmp: str, name: str, item: WriteItem, old: tuple[int, os.stat_result] | None
+        self,
+        directory: Directory,
+        tmp: str,
+        name: str,
+        item: WriteItem,
+        old: tuple[int, os.stat_result] | None,
+        staged: int,
     ) -> None:
         self._root.recheck(directory, item.key)
         if item.if_absent:
             publish.create(directory, tmp, name, item.key)
         elif item.if_version is not None and old is not None and self._can_set_aside(directory):
-            setaside.replace_checked(directory, tmp, name, item.key, old, self._same_as(item.if_version, old[0]))
+            same = self._same_as(item.if_version, old[0])
+            setaside.replace_checked(directory, tmp, name, item.key, old, same, staged)
         elif item.if_version is not None:
             self._recheck(item)  # the microsecond window the set-aside protocol closes
             directory.replace(tmp, name)
@@ -315,7 +331,9 @@ class LocalBackend:
     def stat_many(self, keys: Sequence[str]) -> list[FileInfo | BaseException | None]:
         return [_attempt(self.stat, k) for k in keys]
 
-    def read_many(self, keys: Sequence[str], *, limit: int | None = None) -> list[tuple[bytes, FileInfo] | BaseException]:
+    def read_many(
+        self, keys: Sequence[str], *, limit: int | None = None
+    ) -> list[tuple[bytes, FileInfo] | BaseException]:
         return [_attempt(partial(self.read, limit=limit), k) for k in keys]
 
     def matches_many(self, items: Sequence[tuple[str, str | None]]) -> list[bool | BaseException]:

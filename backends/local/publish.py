@@ -19,6 +19,7 @@ from backends.local.containment import Directory
 _READ_FLAGS = (
     os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 )
+_BLOCK = 1 << 18  # bytes per write(2) when small pieces are gathered (see write_all)
 #: link(2) errors that mean "no hard links on this filesystem" (not "the name exists").
 NO_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS)
 
@@ -120,10 +121,7 @@ def stage(
     tmp = fresh_temp_name()
     fd = directory.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
     try:
-        for piece in data if isinstance(data, list) else (data,):
-            view = memoryview(piece)
-            while view:
-                view = view[os.write(fd, view) :]
+        write_all(fd, data)
         if old is not None:
             _carry_over(directory, tmp, fd, old)
         os.fchmod(fd, mode)  # after chown, which clears set-id bits
@@ -134,6 +132,32 @@ def stage(
         discard(directory, tmp)
         raise
     return tmp, fd
+
+
+def write_all(fd: int, data: WriteData) -> None:
+    """All of ``data`` at the handle's offset. Pieces (an edit of a large file comes as thousands
+    of them) are written a block at a time: runs of small pieces joined into one buffer of about
+    ``_BLOCK`` bytes (a syscall per block, not per piece; never a copy of the whole file), and a
+    large piece as it is."""
+    run: list[bytes | memoryview] = []
+    size = 0
+    for piece in data if isinstance(data, list) else [data]:
+        length = piece.nbytes if isinstance(piece, memoryview) else len(piece)
+        if length >= _BLOCK or size + length > _BLOCK:
+            _write_view(fd, memoryview(b"".join(run)))
+            run, size = [], 0
+        if length >= _BLOCK:
+            _write_view(fd, memoryview(piece))
+        else:
+            run.append(piece)
+            size += length
+    _write_view(fd, memoryview(b"".join(run)))
+
+
+def _write_view(fd: int, view: memoryview) -> None:
+    view = view.cast("B")  # (offsets in bytes, whatever the view's item format)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _carry_over(directory: Directory, tmp: str, fd: int, old: tuple[int, os.stat_result]) -> None:

@@ -37,7 +37,7 @@ from collections.abc import Callable
 
 from backends.base import BeingWritten, PreconditionFailed, Vanished
 from backends.local.containment import Directory
-from backends.local.publish import discard, fresh_temp_name
+from backends.local.publish import discard, fresh_temp_name, read_fd
 
 Check = Callable[[os.stat_result], bool]
 RENAME_EXCHANGE = 2
@@ -79,30 +79,85 @@ def exchange_works(directory: Directory) -> bool:
 
 
 def replace_checked(
-    directory: Directory, tmp: str, name: str, key: str, old: tuple[int, os.stat_result], same: Check
+    directory: Directory,
+    tmp: str,
+    name: str,
+    key: str,
+    old: tuple[int, os.stat_result],
+    same: Check,
+    staged: int | None = None,
 ) -> None:
     """Swap the temp file ``tmp`` in for ``name``; keep it only if what came out is the file
     ``old`` holds open (with its stat when it was checked) and ``same`` accepts it, else swap
-    back and raise ``PreconditionFailed``."""
+    back and raise ``PreconditionFailed``. ``staged``: the only open handle on ``tmp``, which
+    holds a write lease while the new file is visible but not yet checked (see :func:`_blocked`)."""
     held, checked = old
     if has_writers(held):  # refused before the swap: a refused write is never visible at all
         raise BeingWritten(errno.ESTALE, _WHY[BeingWritten], key)
-    _still_there(directory, name, key, checked)  # the last step before the swap: keep it next to it
-    ours = directory.lstat(tmp)
+    leased = staged if staged is not None and _take_write_lease(staged) else None
     try:
-        _swap_in_and_check(directory, tmp, name, key, held, same, ours)
-    except PreconditionFailed:
-        raise  # nothing swapped, or already swapped back
-    except BaseException:
-        # Interrupted anywhere (KeyboardInterrupt included): if the old file sits under the temp
-        # name, put it back, so the caller's clean-up of the temp name cannot delete it.
-        if _inode(directory, tmp) not in (None, (ours.st_dev, ours.st_ino)):
-            _swap_back(directory, tmp, name, key, ours)
-        raise
+        _still_there(directory, name, key, checked)  # the last step before the swap: keep it next to it
+        ours = directory.lstat(tmp)
+        try:
+            _swap_in_and_check(directory, tmp, name, key, held, same, ours, leased)
+        except PreconditionFailed:
+            raise  # nothing swapped, or already swapped back
+        except BaseException:
+            # Interrupted anywhere (KeyboardInterrupt included): if the old file sits under the
+            # temp name, put it back, so the caller's clean-up of the temp name cannot delete it.
+            if _inode(directory, tmp) not in (None, (ours.st_dev, ours.st_ino)):
+                _swap_back(directory, tmp, name, key, ours, leased)
+            raise
+    finally:
+        if leased is not None:
+            _drop_lease(leased)
+
+
+def _take_write_lease(fd: int) -> bool:
+    """A write lease on our staged file: from the swap until it is dropped, any other open of it
+    waits (the kernel holds the opener until the lease is dropped). False where leases are
+    unavailable (another handle on it, a filesystem without leases): the check stands alone."""
+    try:
+        fcntl.fcntl(fd, _F_SETSIG, signal.SIGURG)  # a break must not signal SIGIO: it would kill us
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+    except OSError:
+        return False
+    return True
+
+
+def _drop_lease(fd: int) -> None:
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+    except OSError:  # pragma: no cover - broken and removed by the kernel already
+        pass
+
+
+def _blocked(leased: int | None) -> int | None:
+    """Who waits to open our staged file, seen by the lease on it: ``F_RDLCK`` only readers,
+    ``F_UNLCK`` a writer too, ``None`` nobody (or no lease).
+
+    A reader that opened ``name`` while our refused file stood there would, once let go, read the
+    refused bytes and could write them back with its own change (a read-modify-write editor): the
+    change it read over, the one that made us refuse, would be lost. So before a refused file's
+    lease is dropped, the waiters are given the bytes that stand at ``name`` again instead."""
+    if leased is None:
+        return None
+    try:
+        state = fcntl.fcntl(leased, fcntl.F_GETLEASE)
+    except OSError:  # pragma: no cover - leases vanished under us
+        return None
+    return None if state == fcntl.F_WRLCK else state
 
 
 def _swap_in_and_check(
-    directory: Directory, tmp: str, name: str, key: str, held: int, same: Check, ours: os.stat_result
+    directory: Directory,
+    tmp: str,
+    name: str,
+    key: str,
+    held: int,
+    same: Check,
+    ours: os.stat_result,
+    leased: int | None = None,
 ) -> None:
     try:
         exchange(directory, tmp, name)
@@ -113,9 +168,9 @@ def _swap_in_and_check(
     # ``_retire``'s second look; after the probe there can be none.
     seen = _verify(directory, tmp, held, same)
     if seen is None:
-        raise _swap_back(directory, tmp, name, key, ours)
+        raise _swap_back(directory, tmp, name, key, ours, leased)
     if has_writers(held):
-        raise _swap_back(directory, tmp, name, key, ours, error=BeingWritten)
+        raise _swap_back(directory, tmp, name, key, ours, leased, error=BeingWritten)
     _retire(directory, tmp, name, held, seen)
 
 
@@ -221,18 +276,43 @@ def _swap_back(
     name: str,
     key: str,
     ours: os.stat_result,
+    leased: int | None = None,
     error: type[PreconditionFailed] = PreconditionFailed,
 ) -> PreconditionFailed:
     """Put the old file back at ``name``; whatever is there comes out: ours, as staged, is
-    dropped; anything else (someone's write in the microseconds since) is kept. The error to raise."""
+    dropped (unless someone waits to write to it: :func:`_give_waiters_the_file`); anything
+    else (someone's write in the microseconds since) is kept. The error to raise."""
     exchange(directory, aside, name)
     out = directory.lstat(aside)
     if (out.st_dev, out.st_ino, out.st_size) == (ours.st_dev, ours.st_ino, ours.st_size):
-        discard(directory, aside)
-        return error(errno.ESTALE, _WHY[error], key)
+        waiting = _blocked(leased)
+        if waiting is None:
+            discard(directory, aside)
+            return error(errno.ESTALE, _WHY[error], key)
+        assert leased is not None
+        _give_waiters_the_file(directory, name, leased)
+        if waiting == fcntl.F_RDLCK:
+            discard(directory, aside)  # the readers hold it open: they read it all the same
+            return error(errno.ESTALE, _WHY[error], key)
     kept = _kept_name(name)
     directory.replace(aside, kept)
     return error(errno.ESTALE, f"{_WHY[error]} (a newer version is kept as {kept})", key)
+
+
+def _give_waiters_the_file(directory: Directory, name: str, leased: int) -> None:
+    """Make our refused file, which others wait to open, hold the bytes now at ``name``: what
+    they read is then what stands there, never bytes that were refused. A writer among them
+    writes into our file, which is therefore kept, not dropped."""
+    fd = directory.open(name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0), 0)
+    try:
+        data = read_fd(fd)
+    finally:
+        os.close(fd)
+    view = memoryview(data)
+    offset = 0
+    while offset < len(view):
+        offset += os.pwrite(leased, view[offset:], offset)
+    os.ftruncate(leased, len(data))
 
 
 def _link_back(

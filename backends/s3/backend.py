@@ -25,6 +25,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar, TypeVar
 
 from backends.base import (
+    BadRoot,
     Capabilities,
     DeleteItem,
     FileInfo,
@@ -35,7 +36,7 @@ from backends.base import (
     parent_of,
 )
 from backends.lease import CasLease, HeldLocks
-from backends.s3 import errors, versions
+from backends.s3 import errors, fence, versions
 from backends.s3.client import MiB, open_filesystem
 from backends.s3.directories import PrefixDirectories
 from backends.s3.multipart import MultipartUpload
@@ -138,6 +139,22 @@ class S3Backend(PrefixDirectories, MultipartUpload):
         if self._releases:
             self._settle_releases()
         return super()._run(factory)
+
+    def check_root(self) -> None:
+        """The bucket exists (one ``HeadBucket``); a prefix needs nothing: a fresh one is empty."""
+        self._run(self._check_root)
+
+    async def _check_root(self) -> None:
+        try:
+            await self._call("head_bucket", "")
+        except Exception as exc:
+            parts = errors.error_parts(exc)
+            if errors.is_not_found(parts) or (parts is not None and parts.code == "NoSuchBucket"):
+                raise BadRoot(
+                    f"The bucket {self.bucket} of the workspace root {{root}} does not exist (create it first; "
+                    "check the name, and the endpoint_url storage option for a server other than AWS)."
+                ) from None
+            raise errors.translate(exc, "") from exc
 
     # -- async primitives -------------------------------------------------------------------
 
@@ -303,7 +320,15 @@ class S3Backend(PrefixDirectories, MultipartUpload):
         return key  # no symlinks in S3
 
     def lock(self, key: str, *, timeout: float) -> CasLease:
-        return CasLease(self, key, timeout=timeout, ttl=self.lease_ttl, clock_skew=self.clock_skew, held=self._held)
+        return CasLease(
+            self,
+            key,
+            timeout=timeout,
+            ttl=self.lease_ttl,
+            clock_skew=self.clock_skew,
+            held=self._held,
+            resolution=fence.RESOLUTION,
+        )
 
     def close(self) -> None:
         self._held.release_all()

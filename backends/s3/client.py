@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import math
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from backends.base import FileInfo
 from backends.lease import HeldLocks, LeaseLost
-from backends.s3 import errors, versions
+from backends.s3 import errors, fence, versions
 
 T = TypeVar("T")
 
@@ -58,15 +59,6 @@ def _drop_expect_for_small_bodies(request: Any = None, **_: Any) -> None:
 _SEND_CHECK: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar("vfs_send_check", default=None)
 
 
-class _NotSent(Exception):
-    """A lost lease, out of botocore's hook: not a TimeoutError there, which its retry handler
-    would retry (with back-off) before the caller heard of it."""
-
-    def __init__(self, lost: LeaseLost) -> None:
-        super().__init__(str(lost))
-        self.lost = lost
-
-
 def _check_before_send(**_: Any) -> None:
     """botocore's last hook before a request is sent, after signing and after every wait for a
     connection, and again before each of its retries: the lease is checked here, so a holder
@@ -77,7 +69,7 @@ def _check_before_send(**_: Any) -> None:
     try:
         check()
     except LeaseLost as exc:
-        raise _NotSent(exc) from None
+        raise fence.NotSent(exc) from None
 
 
 def _tune_client(client: Any) -> bool:
@@ -88,6 +80,8 @@ def _tune_client(client: Any) -> bool:
     if not getattr(client, "_vfs_tuned", False):
         events.register_last("before-sign.s3.PutObject", _drop_expect_for_small_bodies, unique_id="vfs-no-expect")
         events.register_last("before-send.s3", _check_before_send, unique_id="vfs-lease-check")
+        fence.install()
+        events.register_first("choose-signer.s3", fence.choose_signer, unique_id="vfs-fence")
         client._vfs_tuned = True
     return True
 
@@ -171,13 +165,21 @@ class S3Requests:
             kwargs = self.fs._get_s3_method_kwargs(method, Bucket=self.bucket, **kwargs)
         else:  # pragma: no cover - older s3fs
             kwargs = {"Bucket": self.bucket, **kwargs}
+        fenced = hooked and check is not None and math.isfinite(self._held.valid_until())
         token = _SEND_CHECK.set(check if hooked else None)
+        fence_token = fence.FENCE.set(self._held.valid_until if fenced else None)
         try:
             result: dict[str, Any] = await method(**kwargs)
-        except _NotSent as stopped:
+        except fence.NotSent as stopped:
             raise stopped.lost from None
+        except Exception as exc:
+            if fenced and fence.refused_as_late(exc):
+                self._held.require_valid()  # LeaseLost, unless the lease was renewed meanwhile
+                raise fence.late(key) from exc
+            raise
         finally:
             _SEND_CHECK.reset(token)
+            fence.FENCE.reset(fence_token)
         return result
 
     async def _calls(self, op: str, key: str, **kwargs: Any) -> dict[str, Any]:

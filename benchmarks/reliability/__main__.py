@@ -41,6 +41,12 @@ CAMPAIGNS: dict[str, tuple[str, str, int, str]] = {
         50,
         "SIGSTOP a committer past its lease on S3 (moto) while another client commits",
     ),
+    "pause-s3-weed": (
+        "benchmarks.reliability.pause_s3",
+        "run_seaweedfs",
+        50,
+        "SIGSTOP a committer past its lease on S3 (SeaweedFS, which enforces signed expiry)",
+    ),
     "races-azure": ("benchmarks.reliability.races_azure", "run", 5, "3 editor + 3 apply_patch + 1 external, Azurite"),
     "crash-azure": ("benchmarks.reliability.crash_azure", "run", 200, "SIGKILL at a random instant, Azure on Azurite"),
     "differential": ("benchmarks.reliability.differential", "run", 10_000, "against Codex's apply_patch binary"),

@@ -1,17 +1,34 @@
-// Drives the DSH str_replace_editor (npm @deepseek-ai/dsh-tool-str-replace-editor) over an in-memory
-// ctx.fs, for the edit-replay benchmark. stdin: JSON list of {id, files: {path: base64}, calls, repeat};
-// stdout: JSON list of {id, results: [{text, error, code}], files: {path: base64}}.
+// Drives the real DSH str_replace_editor (npm @deepseek-ai/dsh-tool-str-replace-editor) for the
+// edit-replay benchmark and for the differential tests (tests/support/dsh): one node start-up runs
+// a whole batch of cases, each with a fresh editor. No observation plugin is mounted: every edit
+// reads and writes in one go, as vfs's editor does in one-shot mode (session=False).
+//
 // Usage: node dsh_harness.mjs <node_modules directory holding @deepseek-ai/...>
-import { createRequire } from "node:module";
-import { pathToFileURL } from "node:url";
+// stdin:  JSON list of cases {id, calls: [arguments, ...], repeat?, max_output_chars?} with either
+//         root: a real directory, served by the DSH local filesystem (@deepseek-ai/dsh-fs-local,
+//               node's fs; the differential tests), or
+//         files: {path: base64}, served by a small in-memory ctx.fs (the benchmark; no directories
+//               of its own, so listings are empty).
+// stdout: JSON list of {id, results: [{text, error, code}], files?: {path: base64} (memory only)}.
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 
 const modules = process.argv[2];
-const entry = join(modules, "@deepseek-ai/dsh-tool-str-replace-editor/lib/index.js");
-const editor = await import(pathToFileURL(entry).href);
-void createRequire;
+const load = (name, file = "lib/index.js") => import(pathToFileURL(join(modules, name, file)).href);
+const editor = await load("@deepseek-ai/dsh-tool-str-replace-editor");
 
-function makeFs(files) {
+// Loaded on first use: the benchmark's install has no dsh-fs-local.
+let localFs;
+async function localFileSystem(root) {
+  if (localFs === undefined) {
+    const { Context } = await load("@deepseek-ai/cordis");
+    const { LocalFileSystem } = await load("@deepseek-ai/dsh-fs-local");
+    localFs = (cwd) => new LocalFileSystem(new Context(), { cwd, diffBasisMaxBytes: 10 * 1024 * 1024 });
+  }
+  return localFs(root);
+}
+
+function memoryFileSystem(files) {
   let counter = 0;
   const versions = new Map();
   for (const key of files.keys()) versions.set(key, `v${++counter}`);
@@ -43,7 +60,8 @@ function makeFs(files) {
   };
 }
 
-function makeCtx(fs) {
+// The editor as a DSH plugin sees its host: a filesystem and a registry to register itself in.
+function makeTool(fs, maxOutputChars) {
   let tool;
   const ctx = {
     fs,
@@ -52,28 +70,36 @@ function makeCtx(fs) {
     async waterfall(_name, _target, _exec, fallback) { return fallback(); },
     get() { return undefined; },
   };
-  editor.apply(ctx, {});
-  return { ctx, tool: () => tool };
+  editor.apply(ctx, maxOutputChars === undefined ? {} : { maxOutputChars });
+  return tool;
+}
+
+// As the DSH ToolRuntime renders a result for the model: the value, or `Error: <message>`.
+async function call(tool, args) {
+  try {
+    const text = await tool.execute(args, { signal: undefined });
+    return { text, error: false, code: null };
+  } catch (error) {
+    return { text: `Error: ${error?.message ?? String(error)}`, error: true, code: error?.code ?? null };
+  }
+}
+
+async function run(one) {
+  const files = one.files === undefined
+    ? undefined
+    : new Map(Object.entries(one.files).map(([k, v]) => [k, Buffer.from(v, "base64")]));
+  const fs = files === undefined ? await localFileSystem(one.root) : memoryFileSystem(files);
+  const tool = makeTool(fs, one.max_output_chars ?? undefined);
+  const results = [];
+  for (let round = 0; round < (one.repeat ?? 1); round++) {
+    for (const args of one.calls) results.push(await call(tool, args));
+  }
+  if (files === undefined) return { id: one.id, results };
+  return { id: one.id, results, files: Object.fromEntries([...files].map(([k, v]) => [k, v.toString("base64")])) };
 }
 
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
-const attempts = JSON.parse(Buffer.concat(chunks).toString("utf8"));
 const out = [];
-for (const attempt of attempts) {
-  const files = new Map(Object.entries(attempt.files).map(([k, v]) => [k, Buffer.from(v, "base64")]));
-  const { tool } = makeCtx(makeFs(files));
-  const results = [];
-  for (let round = 0; round < attempt.repeat; round++) {
-    for (const call of attempt.calls) {
-      try {
-        const text = await tool().execute(call, { signal: undefined });
-        results.push({ text, error: false, code: null });
-      } catch (error) {
-        results.push({ text: `Error: ${error?.message ?? String(error)}`, error: true, code: error?.code ?? null });
-      }
-    }
-  }
-  out.push({ id: attempt.id, results, files: Object.fromEntries([...files].map(([k, v]) => [k, v.toString("base64")])) });
-}
+for (const one of JSON.parse(Buffer.concat(chunks).toString("utf8"))) out.push(await run(one));
 process.stdout.write(JSON.stringify(out));

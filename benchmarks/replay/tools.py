@@ -24,9 +24,9 @@ from pathlib import Path
 
 from benchmarks import peers
 from benchmarks.replay.corpus import Attempt
+from benchmarks.replay.dsh import run_harness
 
 MOUNT = "/workspace"
-HARNESS = Path(__file__).with_name("dsh_harness.mjs")
 
 
 @dataclass
@@ -213,14 +213,8 @@ def _dsh(modules: Path, attempts: list[Attempt]) -> list[Run]:
             "files": {f"{MOUNT}/{f.path}": base64.b64encode(f.original).decode() for f in attempt.files},
             "calls": [{**c, "path": f"{MOUNT}/{c['path']}"} for c in attempt.editor_calls],
         })  # fmt: skip
-    done = subprocess.run(
-        ["node", str(HARNESS), str(modules)], input=json.dumps(payload).encode(), capture_output=True, timeout=600,
-        check=False,
-    )  # fmt: skip
-    if done.returncode != 0:
-        raise RuntimeError(f"the DSH harness failed: {done.stderr.decode(errors='replace')[-2000:]}")
     out = []
-    for attempt, result in zip(attempts, json.loads(done.stdout), strict=True):
+    for attempt, result in zip(attempts, run_harness(modules, payload, timeout=600), strict=True):
         assert result["id"] == attempt.id
         final = {
             f.path: base64.b64decode(result["files"][f"{MOUNT}/{f.path}"]) if f"{MOUNT}/{f.path}" in result["files"]

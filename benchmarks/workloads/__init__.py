@@ -26,6 +26,7 @@ WORKLOADS: dict[str, str] = {
     "transaction": "benchmarks.workloads.transaction",
     "memory": "benchmarks.workloads.memory",
     "undo": "benchmarks.workloads.undo",
+    "dir_view": "benchmarks.workloads.dir_view",
     "s3": "benchmarks.workloads.s3",
 }
 

@@ -30,11 +30,13 @@ from editors.apply_patch.errors import (
     PatchReadFailed,
     PatchWriteFailed,
 )
-from editors.apply_patch.matcher import LineHunk, apply_chunks_bytes
+from editors.apply_patch.matcher import LineHunk, Pieces, apply_chunks_bytes
 from editors.apply_patch.parser import AddFile, DeleteFile, Patch, UpdateFile
 
 Reader = Callable[[str], "bytes | None"]
 Resolver = Callable[[str], str]
+#: A file's new bytes: bytes, or pieces not joined yet (an update's fast path, see ``matcher.Pieces``).
+Content = bytes | Pieces
 
 SUCCESS_HEADER = "Success. Updated the following files:"
 NO_FILES_MODIFIED = "No files were modified."
@@ -46,12 +48,13 @@ class Step:
 
     ``move``: ``path`` is renamed to ``dest`` and ``dest`` then holds ``data``. ``hunks`` (update
     and move): where the chunks landed in the file as it was before this step (the diff card's source).
+    ``data`` may be pieces (:data:`Content`): ``vfs`` writes them without joining them.
     """
 
     kind: Literal["add", "update", "delete", "move"]
     path: str
     display: str
-    data: bytes | None = None
+    data: Content | None = None
     dest: str | None = None
     dest_display: str | None = None
     hunks: tuple[LineHunk, ...] = ()
@@ -59,12 +62,23 @@ class Step:
 
 @dataclass(frozen=True)
 class FileChange:
-    """The net effect of the patch on one file: ``before`` / ``after`` bytes (``None``: absent)."""
+    """The net effect of the patch on one file: ``before`` / ``after`` bytes (``None``: absent).
+
+    ``content`` is the new bytes as the plan holds them (maybe pieces); :attr:`after` joins them
+    on first use, so a caller that only commits the plan never holds two copies of a large file.
+    """
 
     path: str
     display: str
     before: bytes | None
-    after: bytes | None
+    content: Content | None
+
+    @property
+    def after(self) -> bytes | None:
+        if isinstance(self.content, list):
+            object.__setattr__(self, "content", b"".join(self.content))  # once: the pieces go
+        assert not isinstance(self.content, list)
+        return self.content
 
     @property
     def action(self) -> Literal["add", "update", "delete"]:
@@ -114,7 +128,7 @@ class _Files:
 
     def __init__(self, read: Reader) -> None:
         self._read = read
-        self.overlay: dict[str, bytes | None] = {}
+        self.overlay: dict[str, Content | None] = {}
         self.before: dict[str, bytes | None] = {}
         self.display: dict[str, str] = {}
         self.order: list[str] = []
@@ -160,7 +174,10 @@ class _Files:
     def get(self, key: str, display: str) -> bytes | None:
         """Current bytes at ``key``; ``IsADirectoryError`` / ``NotADirectoryError`` as the reader."""
         if key in self.overlay:
-            return self.overlay[key]
+            data = self.overlay[key]
+            if isinstance(data, list):  # a later hunk reads what an update made: joined once
+                data = self.overlay[key] = b"".join(data)
+            return data
         implied = self._implied(key)
         if implied == "directory":
             raise IsADirectoryError(key)
@@ -173,7 +190,7 @@ class _Files:
         self.before.setdefault(key, data)
         return data
 
-    def set(self, key: str, display: str, data: bytes | None) -> None:
+    def set(self, key: str, display: str, data: Content | None) -> None:
         self._note(key, display)
         if key not in self.before:  # only reachable when the caller skipped get(): keep it honest
             self.get(key, display)
@@ -347,7 +364,7 @@ def already_applied(parts: list[AlreadyPart]) -> PatchAlreadyApplied:
     return PatchAlreadyApplied(message, parts=parts)
 
 
-def _updated(files: _Files, key: str, hunk: UpdateFile, notes: list[str]) -> tuple[bytes, tuple[LineHunk, ...]]:
+def _updated(files: _Files, key: str, hunk: UpdateFile, notes: list[str]) -> tuple[Content, tuple[LineHunk, ...]]:
     try:
         current = files.get(key, hunk.path)
     except IsADirectoryError:

@@ -339,80 +339,122 @@ def _joined(lines: Sequence[str]) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
 
 
+#: ``data[start:end]`` becomes ``new`` (offsets in the file's bytes).
+ByteEdit = tuple[int, int, bytes]
+#: A file's new bytes as pieces written back to back: views of the spans of the old bytes that
+#: stay, and the new bytes between them (see :func:`apply_exact_pieces`).
+Pieces = list[bytes | memoryview]
+
+
+class _Fallback(Exception):
+    """Something only the general path decides: it then redoes everything."""
+
+
 def apply_exact_bytes(data: bytes, chunks: Sequence[Chunk], *, hunks: list[LineHunk] | None = None) -> bytes | None:
+    """:func:`apply_exact_pieces`, joined."""
+    pieces = apply_exact_pieces(data, chunks, hunks=hunks)
+    return None if pieces is None else b"".join(pieces)
+
+
+def apply_exact_pieces(data: bytes, chunks: Sequence[Chunk], *, hunks: list[LineHunk] | None = None) -> Pieces | None:
     """The fast path of :func:`apply_chunks_bytes`: every chunk found by its exact lines in an LF
     file (``data`` must be valid UTF-8).
 
-    Works on the bytes themselves (``bytes.find`` of whole encoded lines) and assembles the
-    result from zero-copy slices: no decoded text and no line objects, so the peak is the input
-    plus the output. Returns ``None`` as soon as anything needs the general path (a CR in the file,
-    no final line break, a chunk not found exactly, ``*** End of File``): the general path then
-    redoes everything, so results and errors are always exactly its own.
+    Works on the bytes themselves (``bytes.find`` of whole encoded lines) and returns the result
+    as pieces: zero-copy views of the spans that stay, and the new bytes. No decoded text, no line
+    objects and no second copy of the file: the pieces are hashed and written where they are.
+    Returns ``None`` as soon as anything needs the general path (a CR in the file, no final line
+    break, a chunk not found exactly, ``*** End of File``): the general path then redoes
+    everything, so results and errors are always exactly its own.
     """
     base = len(_BOM_BYTES) if data.startswith(_BOM_BYTES) else 0
     if len(data) == base or b"\r" in data or not data.endswith(b"\n"):
         return None
     try:
-        edits: list[tuple[int, int, bytes]] = []
-        cursor = base  # offset of the line where the search resumes (Codex's line_index)
-        for chunk in chunks:
-            for context in chunk.contexts:
-                body = (context + "\n").encode("utf-8")
-                at = _find_lines(data, body, cursor, base)
-                if at < 0:
-                    return None
-                cursor = at + len(body)
-            if chunk.unprefixed:
-                return None  # a line read as context only if the chunk matches once: the general path checks
-            if len(chunk.context_line_indices) == len(chunk.old_lines) and _joined(chunk.new_lines) in data:
-                return None  # an insertion whose lines are there already: maybe a repeat (general path)
-            if not chunk.old_lines:
-                at = cursor if chunk.contexts and not chunk.is_end_of_file else len(data)
-                edits.append((at, at, _joined(chunk.new_lines)))
-                continue
-            if chunk.is_end_of_file:
-                return None
-            old_lines, new_lines = chunk.old_lines, chunk.new_lines
-            text = "\n".join(old_lines) + "\n"
-            body = text.encode("utf-8")
-            at = _find_lines(data, body, cursor, base)
-            if at < 0:
-                return None
-            cursor = at + len(body)
-            # As the general path: context lines are left out of the edits (so that edits at the
-            # same offset come in the same order), i.e. one edit per run of changed lines.
-            offsets = [at]
-            # (ASCII, the usual case: a line's byte length is its length)
-            lengths = map(len, old_lines) if len(body) == len(text) else (len(line.encode()) for line in old_lines)
-            for length in lengths:
-                offsets.append(offsets[-1] + length + 1)
-            old_start = new_start = 0
-            for old_context, new_context in chunk.context_line_indices:
-                if old_start != old_context or new_start != new_context:
-                    new = _joined(new_lines[new_start:new_context])
-                    edits.append((offsets[old_start], offsets[old_context], new))
-                old_start, new_start = old_context + 1, new_context + 1
-            if old_start != len(old_lines) or new_start != len(new_lines):
-                edits.append((offsets[old_start], offsets[len(old_lines)], _joined(new_lines[new_start:])))
-    except UnicodeEncodeError:  # a patch line with a lone surrogate: the general path decides
+        edits = _exact_edits(data, chunks, base)
+        pieces = _assembled(data, edits)
+    except (_Fallback, UnicodeEncodeError):  # (a patch line with a lone surrogate: the general path decides)
         return None
+    if hunks is not None:
+        hunks.extend(_byte_hunks(data, edits, base))
+    return pieces
+
+
+def _exact_edits(data: bytes, chunks: Sequence[Chunk], base: int) -> list[ByteEdit]:
+    """Every chunk's edits, in file order; ``_Fallback`` where an exact reading is not certain."""
+    edits: list[ByteEdit] = []
+    cursor = base  # offset of the line where the search resumes (Codex's line_index)
+    for chunk in chunks:
+        cursor = _after_anchors(data, chunk, cursor, base)
+        cursor = _chunk_edits(data, chunk, cursor, base, edits)
     edits.sort(key=lambda edit: edit[0])
+    return edits
+
+
+def _after_anchors(data: bytes, chunk: Chunk, cursor: int, base: int) -> int:
+    """Where the chunk's lines are searched from: after its ``@@`` anchors, each found in turn."""
+    for context in chunk.contexts:
+        body = (context + "\n").encode("utf-8")
+        at = _find_lines(data, body, cursor, base)
+        if at < 0:
+            raise _Fallback
+        cursor = at + len(body)
+    if chunk.unprefixed:
+        raise _Fallback  # a line read as context only if the chunk matches once: the general path checks
+    if len(chunk.context_line_indices) == len(chunk.old_lines) and _joined(chunk.new_lines) in data:
+        raise _Fallback  # an insertion whose lines are there already: maybe a repeat (general path)
+    return cursor
+
+
+def _chunk_edits(data: bytes, chunk: Chunk, cursor: int, base: int, edits: list[ByteEdit]) -> int:
+    """Append the chunk's edits; the offset after its lines (where the next chunk's search starts)."""
+    if not chunk.old_lines:
+        at = cursor if chunk.contexts and not chunk.is_end_of_file else len(data)
+        edits.append((at, at, _joined(chunk.new_lines)))
+        return cursor
+    if chunk.is_end_of_file:
+        raise _Fallback
+    old_lines, new_lines = chunk.old_lines, chunk.new_lines
+    text = "\n".join(old_lines) + "\n"
+    body = text.encode("utf-8")
+    at = _find_lines(data, body, cursor, base)
+    if at < 0:
+        raise _Fallback
+    # (ASCII, the usual case: a line's byte length is its length)
+    lengths = map(len, old_lines) if len(body) == len(text) else (len(line.encode()) for line in old_lines)
+    offsets = [at]  # each line's start, then the end
+    for length in lengths:
+        offsets.append(offsets[-1] + length + 1)
+    # As the general path: context lines are left out of the edits (so that edits at the same
+    # offset come in the same order), i.e. one edit per run of changed lines.
+    old_start = new_start = 0
+    for old_context, new_context in chunk.context_line_indices:
+        if old_start != old_context or new_start != new_context:
+            edits.append((offsets[old_start], offsets[old_context], _joined(new_lines[new_start:new_context])))
+        old_start, new_start = old_context + 1, new_context + 1
+    if old_start != len(old_lines) or new_start != len(new_lines):
+        edits.append((offsets[old_start], offsets[len(old_lines)], _joined(new_lines[new_start:])))
+    return at + len(body)
+
+
+def _assembled(data: bytes, edits: Sequence[ByteEdit]) -> Pieces:
+    """The new bytes as pieces: the spans between the edits (views of ``data``) and the edits' bytes."""
     view = memoryview(data)
-    pieces: list[bytes | memoryview] = []
+    pieces: Pieces = []
     done = 0
     for start, end, new in edits:
         if start < done:
-            return None
-        pieces.append(view[done:start])
-        pieces.append(new)
+            raise _Fallback  # overlapping edits: the general path reports them
+        if start > done:
+            pieces.append(view[done:start])
+        if new:
+            pieces.append(new)
         done = end
     pieces.append(view[done:])
-    if hunks is not None:
-        hunks.extend(_byte_hunks(data, edits, base))
-    return b"".join(pieces)
+    return pieces
 
 
-def _byte_hunks(data: bytes, edits: Sequence[tuple[int, int, bytes]], base: int) -> list[LineHunk]:
+def _byte_hunks(data: bytes, edits: Sequence[ByteEdit], base: int) -> list[LineHunk]:
     """The fast path's byte edits (whole LF lines) as line hunks: one count of line breaks in all."""
     out: list[LineHunk] = []
     line = delta = 0
@@ -445,16 +487,20 @@ def apply_chunks_bytes(
     notes: list[str] | None = None,
     *,
     hunks: list[LineHunk] | None = None,
-) -> bytes:
-    """:func:`apply_chunks` on the bytes of a file that is valid UTF-8: the fast path first.
+) -> bytes | Pieces:
+    """:func:`apply_chunks` on the bytes of a file that is valid UTF-8: the fast path first, whose
+    result is :data:`Pieces` (not joined: see :func:`apply_exact_pieces`); the general path's is bytes.
 
     ``hunks``: if given, gets where each edit landed (see :data:`LineHunk`).
     """
     found: list[LineHunk] | None = [] if hunks is not None else None
-    fast = apply_exact_bytes(data, chunks, hunks=found)
-    if fast is None:
-        found = [] if hunks is not None else None
-        fast = apply_chunks(data.decode("utf-8"), chunks, path, notes, hunks=found).encode("utf-8")
+    fast = apply_exact_pieces(data, chunks, hunks=found)
+    if fast is not None:
+        if hunks is not None and found is not None:
+            hunks.extend(found)
+        return fast
+    found = [] if hunks is not None else None
+    out = apply_chunks(data.decode("utf-8"), chunks, path, notes, hunks=found).encode("utf-8")
     if hunks is not None and found is not None:
         hunks.extend(found)
-    return fast
+    return out

@@ -279,7 +279,7 @@ class _Parser:
 
     def _update_line(self, line: str) -> None:
         update_line = rust_trim_end(line)
-        if self._header(update_line):
+        if update_line.startswith("*** ") and self._header(update_line):  # (every header starts so)
             return
         hunk = self.hunks[-1]
         assert isinstance(hunk, UpdateFile)

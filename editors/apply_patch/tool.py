@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -31,8 +31,9 @@ class ApplyResult:
     ``summary`` is Codex's stdout (``Success. Updated the following files: ...``); ``changes`` the
     net effect per file; ``diff`` a unified diff of it when asked for; ``commit`` the committed
     transaction's :class:`vfs.CommitResult` (its ``txid`` and the versions written; ``None`` on a
-    dry run), so a caller keeping a session can record what the patch wrote; ``edits`` what each
-    file card shows (:mod:`editors.diffcard`).
+    dry run), so a caller keeping a session can record what the patch wrote; :attr:`edits` what
+    each file card shows (:mod:`editors.diffcard`), from ``plan``, made when first asked for (a
+    large file's new bytes are then joined, never just to commit them).
     """
 
     summary: str
@@ -40,8 +41,12 @@ class ApplyResult:
     diff: str | None = None
     commit: vfs.CommitResult | None = None
     environment_id: str | None = None
-    edits: tuple[FileEdit, ...] = ()
+    plan: PatchPlan | None = field(default=None, repr=False)
     notes: tuple[str, ...] = ()
+
+    @property
+    def edits(self) -> tuple[FileEdit, ...]:
+        return file_edits(self.plan) if self.plan is not None else ()
 
     @property
     def txid(self) -> str | None:
@@ -116,14 +121,13 @@ def apply_patch(
         if dry_run:
             tx.abort()
     committed = tx.result if tx.result is not None and tx.result.txid is not None else None
-    edits = file_edits(plan)
     return ApplyResult(
         summary=plan.summary,
         changes=plan.changes,
-        diff="".join(edit.diff() for edit in edits) if diff else None,
+        diff="".join(edit.diff() for edit in file_edits(plan)) if diff else None,
         commit=committed,
         environment_id=patch.environment_id,
-        edits=edits,
+        plan=plan,
         notes=(*patch.notes, *plan.notes),
     )
 

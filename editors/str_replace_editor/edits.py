@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import vfs
 from editors.str_replace_editor import diagnose, tolerant
 from editors.str_replace_editor.render import split_lines
 from vfs.errors import AlreadyApplied, AmbiguousEdit, EditNotFound, InvalidArgument
@@ -76,12 +77,57 @@ def crlf_matches(content: str, old: str) -> list[Match]:
 
 @dataclass(frozen=True)
 class Replaced:
-    text: str
+    """An edit's outcome: ``source[start:end]`` becomes ``replacement``. The edited text is not
+    built until asked for (:attr:`text`): on a large file the editor splices the file's bytes
+    instead (:meth:`encoded`), one copy instead of a text built, then encoded."""
+
+    source: str
+    start: int
+    end: int
+    replacement: str
     line: int  # 1-based line where the replaced text started
     old_last_line: int  # 1-based last line of the replaced text, in the file before
     new_last_line: int  # 1-based last line of the new text, in ``text``
     adapted_line_endings: bool
     note: str | None = None  # set when a tolerant rule matched: one sentence for the reply
+    #: ``line`` is the line of ``start`` (a splice); an insert rewrites the whole text instead
+    spliced: bool = True
+
+    @property
+    def text(self) -> str:
+        return self.source[: self.start] + self.replacement + self.source[self.end :]
+
+    def encoded(self, data: bytes) -> bytes:
+        """The edited file's bytes, where ``data`` is the file ``source`` was decoded from (UTF-8,
+        its BOM kept). An ASCII text's offsets are its bytes' (after the BOM): the bytes outside the
+        edit are spliced from ``data`` as they are, which is what encoding :attr:`text` gives."""
+        bom = self._byte_base(data)
+        if bom is None:  # not ASCII: offsets differ, encode the text
+            return vfs.encode_text(self.text, bom=vfs.has_bom(data))
+        view = memoryview(data)
+        return b"".join((view[: bom + self.start], self.replacement.encode("utf-8"), view[bom + self.end :]))
+
+    def _byte_base(self, data: bytes) -> int | None:
+        """Where ``source`` starts in ``data`` (after its BOM) when a character is a byte (ASCII:
+        ``source``'s offsets are byte offsets from there); ``None`` otherwise."""
+        bom = len(vfs.encode_text("", bom=True)) if vfs.has_bom(data) else 0
+        return bom if len(data) - bom == len(self.source) else None
+
+    def unchanged(self, data: bytes) -> tuple[int, int]:
+        """How many bytes at the start and at the end of :meth:`encoded`'s result are ``data``'s
+        own (known without comparing: ASCII offsets are byte offsets); ``(0, 0)`` if not known."""
+        bom = self._byte_base(data)
+        if bom is None:
+            return 0, 0
+        return bom + self.start, len(self.source) - self.end
+
+    def mark(self, data: bytes) -> tuple[int, int]:
+        """``(line, offset)``: the edit's first line (0-based) and where it starts in ``data``, when
+        offsets are byte offsets (ASCII, see :meth:`unchanged`); ``(0, 0)`` otherwise."""
+        bom = self._byte_base(data)
+        if bom is None or not self.spliced:
+            return 0, 0
+        return self.line - 1, bom + self.source.rfind("\n", 0, self.start) + 1
 
 
 def _last_line(first: int, text: str) -> int:
@@ -93,7 +139,10 @@ def splice(content: str, start: int, end: int, replacement: str, *, adapted: boo
            note: str | None = None) -> Replaced:  # fmt: skip
     line = line_at(content, start)
     return Replaced(
-        content[:start] + replacement + content[end:],
+        content,
+        start,
+        end,
+        replacement,
         line,
         _last_line(line, content[start:end]),
         _last_line(line, replacement),
@@ -193,13 +242,13 @@ def _refuse_other_indentation(content: str, old: str, match: Match, path: str) -
     lines = old.split("\n")
     if len([line for line in lines if line.strip()]) < 2:
         return
-    copies = tolerant.shifted_copies(content, old)
-    here = line_at(content, match.start)
-    others = [first for first in copies if first != here]
+    here = content.rfind("\n", 0, match.start) + 1
+    others = [first for first in tolerant.shifted_copies(content, old) if first != here]
     if others:
         raise AmbiguousEdit(
-            f"No replacement was performed: old_str matches at line {here} of {path}, and the same lines at "
-            f"another indentation at line {others[0]}. Add surrounding lines to old_str to say which is meant.",
+            f"No replacement was performed: old_str matches at line {line_at(content, match.start)} of {path}, and "
+            f"the same lines at another indentation at line {line_at(content, others[0])}. Add surrounding lines "
+            "to old_str to say which is meant.",
             path=path,
         )
 
@@ -266,4 +315,4 @@ def inserted(content: str, insert_line: int, text: str) -> Replaced:
     """``insert_text`` as an edit outcome: the new lines sit after line ``insert_line``."""
     result = insert_text(content, insert_line, text)
     first = insert_line + 1
-    return Replaced(result, first, insert_line, _last_line(first, text), False)
+    return Replaced(content, 0, len(content), result, first, insert_line, _last_line(first, text), False, spliced=False)

@@ -10,6 +10,12 @@ keeps the path it was reached by (children of a link are shown under the link), 
 does.
 
 **Ours**: clipping keeps whole rows and says how many entries were shown.
+
+Cost: one ``list_dir`` of the root and one of each shown level-1 folder (``Workspace.list``: one
+level each, a ``scandir`` on disk, a delimiter LIST on S3, a prefix-index lookup in memory); no
+folder below is ever listed, so a view costs what it shows, whatever the tree holds further down
+(``benchmarks/workloads/dir_view.py``). Like the DSH editor, no folder's entries are capped: every
+shown row is collected and sorted before the output is clipped.
 """
 
 from __future__ import annotations

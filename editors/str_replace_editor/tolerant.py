@@ -333,17 +333,68 @@ def match_elision(content: str, old: str, new: str, *, path: str) -> Splice | No
 
 
 def shifted_copies(content: str, old: str) -> list[int]:
-    """1-based first lines of the places holding ``old``'s lines at one consistent indentation shift
-    (the exact place included): two or more mean the model's indentation alone picks the place."""
+    """Offsets of the first lines of the places holding ``old``'s lines at one consistent
+    indentation shift (the exact place included): two or more mean the model's indentation alone
+    picks the place.
+
+    Called on every exact match, so it never splits the file into lines: a place must hold
+    ``old``'s most telling line (its longest, indentation and trailing whitespace aside) as a
+    substring, so only the lines where ``str.find`` meets that text are compared as
+    :class:`Pass` "indentation" compares them (the same result as comparing every line).
+    """
     old_lines, trailing = _lines_of(old)
     rule = PASSES[1]
-    file = FileLines(content)
-    found = windows([rule.key(line) for line in file.lines], [rule.key(line) for line in old_lines],
-                    need_break=trailing)  # fmt: skip
+    wanted = [rule.key(line) for line in old_lines]
+    anchor = max(range(len(wanted)), key=lambda i: len(wanted[i]))
+    if not wanted[anchor]:
+        return []
     copies = []
-    for first in found:
-        window = file.lines[first : first + len(old_lines)]
+    for line_start in _lines_holding(content, wanted[anchor], rule):
+        first = _lines_back(content, line_start, anchor)
+        if first is None:
+            continue
+        window = _lines_from(content, first, len(old_lines), need_break=trailing)
+        if window is None or [rule.key(line) for line in window] != wanted:
+            continue
         pairs = [(_indent(m), _indent(f)) for m, f in zip(old_lines, window, strict=True) if m.strip() and f.strip()]
         if indent_map(pairs) is not None:
-            copies.append(first + 1)
+            copies.append(first)
     return copies
+
+
+def _lines_holding(content: str, key: str, rule: Pass) -> list[int]:
+    """Start offsets of the lines whose ``rule.key`` is ``key`` (non-empty), found by ``str.find``."""
+    out: list[int] = []
+    at = content.find(key)
+    while at >= 0:
+        start = content.rfind("\n", 0, at) + 1
+        end = content.find("\n", at)
+        end = len(content) if end < 0 else end
+        if rule.key(content[start:end]) == key:
+            out.append(start)
+        at = content.find(key, end + 1) if end < len(content) else -1
+    return out
+
+
+def _lines_back(content: str, start: int, count: int) -> int | None:
+    """The start of the line ``count`` lines before the one starting at ``start`` (``None``: before the file)."""
+    for _ in range(count):
+        if start == 0:
+            return None
+        start = content.rfind("\n", 0, start - 1) + 1
+    return start
+
+
+def _lines_from(content: str, start: int, count: int, *, need_break: bool) -> list[str] | None:
+    """``count`` lines from offset ``start`` (split on LF); ``None`` past the end of the file (or,
+    with ``need_break``, when the last of them has no line break after it)."""
+    out: list[str] = []
+    for index in range(count):
+        end = content.find("\n", start)
+        if end < 0:
+            if index < count - 1 or need_break or start > len(content):
+                return None
+            end = len(content)
+        out.append(content[start:end])
+        start = end + 1
+    return out

@@ -28,7 +28,7 @@ from dataclasses import replace
 from typing import Any
 
 import vfs
-from editors.diffcard import FileEdit, call_data, location, region_hunk, whole_file
+from editors.diffcard import FileEdit, call_data, location, region_edit, whole_file
 from editors.result import ToolResult, error_result, unexpected_result
 from editors.str_replace_editor import edits, listing, render, stale
 from editors.str_replace_editor.args import (
@@ -230,7 +230,7 @@ class StrReplaceEditor:
                         self.session.observe(path, None)
                     raise self._missing(path) from None
                 expected, edited = self._checked_change(path, command, intent, read, change, signature)
-                data = vfs.encode_text(edited.text, bom=vfs.has_bom(read.data))
+                data = edited.encoded(read.data)
                 tx.write(path, data, intent=vfs.replace_if_version(expected))
         except _StaleView as stale_view:
             raise self._stale_help(path, intent.version, stale_view.read, change) from None
@@ -242,7 +242,9 @@ class StrReplaceEditor:
         if self.session is not None and version is not None:
             self.session.remember_edit(path, vfs.EditMemo(signature, version, edited.line, edited.new_last_line))
         note = f" {edited.note}" if edited.note else ""
-        edit = FileEdit(path, self._display(path), read.data, data, tuple(region_hunk(read.data, data)))
+        edit = region_edit(
+            path, self._display(path), read.data, data, edited.unchanged(read.data), edited.mark(read.data)
+        )
         return self._result(f"The file {path} has been edited successfully.{note}", command, tx.result, edit)
 
     def _checked_change(
@@ -364,9 +366,10 @@ class StrReplaceEditor:
         if self.session is not None:
             self.session.observe(path, version)
         after = self._content(path)
-        edit = FileEdit(path, self._display(path), before, after, tuple(region_hunk(before or b"", after or b"")))
         if before is None or after is None:
             edit = whole_file(path, self._display(path), before, after)
+        else:
+            edit = region_edit(path, self._display(path), before, after)
         data = call_data(TOOL_NAME, "undo_edit", [edit], versions={path: version} if version else None)
         return ToolResult(f"Last edit to {path} undone successfully.", data=data)
 

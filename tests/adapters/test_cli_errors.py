@@ -11,6 +11,7 @@ from editors.adapters.cli import main
 from editors.adapters.cli.errors import CliError, CodexError, Interrupted, ToolFailed, UsageError
 from editors.result import ToolResult, dumps
 from tests.adapters.support import run_cli
+from tests.support.tiers import tiered
 
 
 @pytest.mark.parametrize(
@@ -34,7 +35,10 @@ def test_a_failed_tool_call_splits_text_and_code(capsysbinary: pytest.CaptureFix
     assert (captured.out, captured.err) == (b"Error: nope\n", b"vfs tool: call failed [FS_NOT_FOUND]\n")
 
 
-@pytest.mark.parametrize("verb", ["undo", "log", "recover", "demo", "serve"])
+# a process a case: log and serve (its own start-up path) in the fast tier, every verb in the full suite
+@pytest.mark.parametrize(
+    "verb", tiered(["undo", "log", "recover", "demo", "serve"], lambda verb: verb in ("log", "serve"))
+)
 def test_a_vfs_error_of_any_verb_is_one_line_with_its_code(verb: str) -> None:
     done = run_cli(verb, "--root", "memory://cli-errors", "--mount", "relative")
     assert done.returncode == 1, done.stderr

@@ -20,6 +20,7 @@ import pytest
 import vfs
 from editors.adapters.integration import handle_tool_call
 from tests.adapters.support import cli_env
+from tests.support.tiers import tiered
 
 PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+hello\n*** End Patch\n"
 BAD_PATCH = "*** Begin Patch\n*** Update File: missing.txt\n@@\n-a\n+b\n*** End Patch\n"
@@ -227,8 +228,13 @@ VERBS = [
 ]
 
 
+def _one_per_output_format(verb: list[str]) -> bool:
+    """log (a verb's coded error), apply (Codex's text) and tool (the model's text, then the code)."""
+    return verb[0] in ("log", "apply") or verb[:2] == ["tool", "apply_patch"]
+
+
 @pytest.mark.parametrize("kind", ["missing", "a file"])
-@pytest.mark.parametrize("verb", VERBS, ids=lambda v: " ".join(v[:2])[:30])
+@pytest.mark.parametrize("verb", tiered(VERBS, _one_per_output_format), ids=lambda v: " ".join(v[:2])[:30])
 def test_a_bad_root_is_one_coded_error_for_every_verb(tmp_path: Path, verb: list[str], kind: str) -> None:
     root = tmp_path / "nope"
     if kind == "a file":
@@ -296,7 +302,8 @@ def _s3_args(verb: list[str], root: str, endpoint: str) -> list[str]:
 
 
 @pytest.mark.s3
-@pytest.mark.parametrize("verb", S3_VERBS, ids=lambda v: v[0])
+# a process and moto a case: log in the fast tier (apply's and tool's texts: the local bad root above)
+@pytest.mark.parametrize("verb", tiered(S3_VERBS), ids=lambda v: v[0])
 def test_s3_without_credentials_says_how_to_give_them(tmp_path: Path, verb: list[str]) -> None:
     from tests.support import s3_servers
 
@@ -312,7 +319,8 @@ def test_s3_without_credentials_says_how_to_give_them(tmp_path: Path, verb: list
 
 
 @pytest.mark.s3
-@pytest.mark.parametrize("verb", S3_VERBS, ids=lambda v: v[0])
+# a process and moto a case: log in the fast tier (apply's and tool's texts: the local bad root above)
+@pytest.mark.parametrize("verb", tiered(S3_VERBS), ids=lambda v: v[0])
 def test_s3_a_missing_bucket_is_a_bad_root(tmp_path: Path, verb: list[str]) -> None:
     from tests.support import s3_servers
 

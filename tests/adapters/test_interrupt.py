@@ -102,6 +102,7 @@ def test_serve_over_http(tmp_path: Path) -> None:
     assert err.splitlines()[-2].startswith(b"vfs serve: MCP over HTTP at ")  # then only the one line
 
 
+@pytest.mark.slow  # a server process; test_serve_over_http is the fast twin
 def test_serve_over_stdio() -> None:
     """Once the server has answered ``initialize``, it is serving: Ctrl-C stops it with 130."""
     process = spawn("serve", "--root", "memory://ctrl-c-stdio")

@@ -20,6 +20,7 @@ from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_MODERN_VERSION
 import vfs
 from editors.tools import TOOL_NAMES, definition
 from tests.adapters.support import REPO, HttpServer, cli_env, error_code, ok_text, text_of
+from tests.support.tiers import tiered
 
 MOUNT = "/workspace"
 DEADLINE = 120.0  # seconds for a whole scenario (server start-up included)
@@ -192,7 +193,7 @@ async def check_separate_sessions(a: Client, b: Client, root: Path, prefix: str)
 # -- stdio ----------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("mode", ["auto", "legacy"])
+@pytest.mark.parametrize("mode", tiered(["auto", "legacy"]))
 def test_stdio_lists_tools_and_runs_every_command(tmp_path: Path, mode: str) -> None:
     async def scenario() -> None:
         async with stdio_client(tmp_path, mode=mode) as client:
@@ -205,6 +206,7 @@ def test_stdio_lists_tools_and_runs_every_command(tmp_path: Path, mode: str) -> 
     run(scenario)
 
 
+@pytest.mark.slow  # two server processes; test_http_clients_get_separate_sessions is the fast twin
 def test_stdio_clients_get_separate_sessions(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with stdio_client(tmp_path) as a, stdio_client(tmp_path, mode="legacy") as b:
@@ -267,6 +269,7 @@ def test_stdio_read_only_mode(tmp_path: Path) -> None:
 
 
 @pytest.mark.s3
+@pytest.mark.slow  # a server process on S3 (moto); test_stdio_memory_workspace is the fast twin
 def test_stdio_s3_workspace() -> None:
     """The same tools on S3 (moto on loopback): the server gets the bucket through -o options."""
     from tests.support import s3_servers

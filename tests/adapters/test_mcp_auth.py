@@ -184,6 +184,7 @@ def readme_token_block() -> str:
     return found[0]
 
 
+@pytest.mark.slow  # bash and a server process; test_a_token_flag_on_loopback_is_enforced is the fast twin
 def test_readme_command_serves_with_a_token(tmp_path: Path) -> None:
     """The README's block, run by bash with ``vfs`` on PATH: it starts, and refuses a token-less client."""
     shim = tmp_path / "bin" / "vfs"

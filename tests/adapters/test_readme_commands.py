@@ -227,12 +227,16 @@ def test_the_structured_result_example_is_what_the_command_prints(tmp_path: Path
     assert shown == printed
 
 
+# slow: a server process and an MCP client (~3 s idle); the fast tier's twin is
+# tests/adapters/test_mcp.py::test_stdio_lists_tools_and_runs_every_command[auto]
+@pytest.mark.slow
 def test_the_mcp_client_block(tmp_path: Path) -> None:
     done, _ = run_block(block("async def main():"), tmp_path, tmp_path)
     assert done.stdout == "New file created successfully at: /workspace/hi.txt\n"
 
 
 @pytest.mark.s3
+@pytest.mark.slow  # CLI processes on S3 (moto); the fast tier runs the same verbs on local disk above
 def test_the_s3_blocks(tmp_path: Path) -> None:
     from tests.support import s3_servers
 

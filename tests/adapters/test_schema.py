@@ -16,6 +16,7 @@ from editors.result import dumps
 from editors.str_replace_editor.args import input_schema as editor_input_schema
 from editors.tools import FORMATS, TOOL_NAMES, definition, definitions, input_schema
 from tests.adapters.support import run_cli
+from tests.support.tiers import tiered
 
 VALID_PATCH = (
     "*** Begin Patch\n*** Add File: a.txt\n+hello\n*** Update File: b.txt\n@@ def f():\n-x\n+y\n*** End Patch\n"
@@ -56,13 +57,13 @@ def test_every_input_schema_is_valid_json_schema(fmt: str, capsysbinary: pytest.
 
 @pytest.mark.parametrize(
     "args",
-    [
+    tiered([  # two processes a case: one format in the fast tier
         ("--format", "openai"),
         ("--format", "openai-function"),
         ("--format", "anthropic"),
         ("--format", "mcp", "--enable-undo"),
         ("--format", "mcp", "--tool", "str_replace_editor"),
-    ],
+    ]),
 )
 def test_schema_output_is_byte_identical_across_runs(args: tuple[str, ...]) -> None:
     first = schema_cli(*args, hash_seed="1")

@@ -48,6 +48,7 @@ def test_open_workspace_with_account_key_options(azurite_ep: AzuriteEndpoint) ->
     assert ws.backend.name == "azure" and ws.backend.capabilities.conditional_write
 
 
+@pytest.mark.slow  # an MCP server process on Azurite; test_vfs_apply_on_azure is the fast twin
 def test_vfs_serve_stdio_on_azure(azurite_ep: AzuriteEndpoint) -> None:
     pytest.importorskip("mcp")
     from tests.adapters.test_mcp import MOUNT, editor, error_code, ok_text, patch, run, stdio_client

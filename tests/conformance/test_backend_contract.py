@@ -26,6 +26,13 @@ class TestEveryBackend(BackendContract):
         backend.close()
 
     @pytest.fixture
+    def bad_root(self, make_workspace: WorkspaceFactory) -> Iterator[Backend | None]:
+        backend = make_workspace.bad_root_backend()
+        yield backend
+        if backend is not None:
+            backend.close()
+
+    @pytest.fixture
     def identical_rewrite_changes_version(self, make_workspace: WorkspaceFactory) -> bool:
         return make_workspace.id not in CONTENT_VERSIONED
 

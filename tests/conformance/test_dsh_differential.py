@@ -368,12 +368,17 @@ def _report(differences: list[Difference], calls: int) -> str:
     return f"{len(differences)} unexplained differences in {calls} calls:\n{shown}"
 
 
+# slow: the differential run itself (every case through node, then through ours: ~5 s idle). The
+# fast tier keeps the editors' exact-text tests (tests/editors/str_replace_editor), which pin the DSH
+# texts in process, and the allow-list's check against docs/differences.md below.
+@pytest.mark.slow
 def test_every_difference_matches_a_documented_entry(outcome: Outcome) -> None:
     assert len(outcome.cases) >= RANDOM_CASES + 20 and outcome.calls >= 2 * RANDOM_CASES
     unexplained, _ = _unexplained(outcome.differences)
     assert not unexplained, _report(unexplained, outcome.calls)
 
 
+@pytest.mark.slow  # the differential run (above)
 def test_parity_cases_do_not_differ_at_all(outcome: Outcome) -> None:
     # The order of checks, symlinks inside the root, listing order, ...: matched, not allowed.
     same = {case.name for case in outcome.cases if case.same}
@@ -382,6 +387,7 @@ def test_parity_cases_do_not_differ_at_all(outcome: Outcome) -> None:
     assert not differing, _report(differing, outcome.calls)
 
 
+@pytest.mark.slow  # the differential run (above)
 def test_every_allow_list_entry_is_exercised(outcome: Outcome) -> None:
     _, used = _unexplained(outcome.differences)
     assert sorted(entry.name for entry in ALLOWED if entry.name not in used) == []

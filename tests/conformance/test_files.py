@@ -66,6 +66,26 @@ def test_read_your_writes_and_isolation(make_workspace):
     assert snapshot_tree(ws) == {"a.txt": b"2"}
 
 
+def test_write_of_pieces_stores_them_back_to_back(make_workspace):
+    """A large edit passes its kept spans as views of the bytes it read: stored as one content,
+    read back joined, sized by their bytes; a view of a mutable buffer is copied when written."""
+    ws = make_workspace({"a.txt": b"old\n"})
+    m = ws.mount
+    kept = b"head\nmiddle\ntail\n"
+    buffer = bytearray(b"new\n")
+    with ws.transaction() as tx:
+        tx.write(f"{m}/a.txt", [memoryview(kept)[:5], b"NEW\n", memoryview(buffer), memoryview(kept)[12:]])
+        buffer[:] = b"XXX\n"  # written already: a later change of the caller's buffer is not seen
+        assert tx.stat(f"{m}/a.txt").size == 18
+        tx.write(f"{m}/b.txt", [b"one ", memoryview(b"two")])
+        assert tx.read_bytes(f"{m}/b.txt") == b"one two"
+    assert ws.read_bytes(f"{m}/a.txt") == b"head\nNEW\nnew\ntail\n"
+    assert ws.read_bytes(f"{m}/b.txt") == b"one two"
+    with pytest.raises(TypeError), ws.transaction() as tx:
+        tx.write(f"{m}/c.txt", ["text"])  # type: ignore[list-item]
+    assert not ws.exists(f"{m}/c.txt")
+
+
 def test_exception_in_block_aborts(make_workspace):
     ws = make_workspace({"a.txt": b"1"})
     with pytest.raises(RuntimeError), ws.transaction() as tx:

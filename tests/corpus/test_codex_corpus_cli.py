@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.corpus.codex_scenarios import CORPUS, FAILURES, INVERTED, SCENARIOS, failure_text, read_tree
+from tests.support.tiers import tiered
 
 REPO = Path(__file__).resolve().parents[2]
 META = ".vfs"
@@ -48,7 +49,9 @@ def prepare(tmp_path: Path, scenario: str) -> Path:
 
 
 @pytest.mark.parametrize("form", ["argument", "stdin"])
-@pytest.mark.parametrize("scenario", SCENARIOS)
+# a process a case: one scenario in the fast tier; tests/corpus/test_codex_corpus.py runs every
+# scenario in process there
+@pytest.mark.parametrize("scenario", tiered(SCENARIOS))
 def test_scenario_through_the_cli(tmp_path: Path, scenario: str, form: str) -> None:
     work = prepare(tmp_path, scenario)
     start = tree_without_meta(work)

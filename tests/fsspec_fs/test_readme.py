@@ -51,6 +51,7 @@ def test_the_url_forms_block(tmp_path: Path) -> None:
 
 
 @pytest.mark.s3
+@pytest.mark.slow  # pandas through vfs:: URLs on S3 (moto); test_the_url_forms_block is the fast twin
 def test_the_pandas_block_on_s3(tmp_path: Path) -> None:
     from tests.support import s3_servers
 

@@ -4,6 +4,8 @@ The full campaign is ``python -m benchmarks.reliability corrupt`` (10,000 mutati
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks.reliability import corrupt
 
 
@@ -17,6 +19,7 @@ def test_random_corruptions_are_caught_on_memory():
     assert report.counts.get("log FS_CORRUPT_METADATA", 0) + report.counts.get("undo FS_CORRUPT_METADATA", 0) > 0
 
 
+@pytest.mark.slow  # the same campaign as on memory (the fast tier's twin), on local disk
 def test_random_corruptions_are_caught_on_local_disk():
     report = corrupt.run(60, seed=4, kinds=("local",))
     assert report.failures == [], report.render()

@@ -13,7 +13,9 @@ import pytest
 from benchmarks.reliability import races_azure
 from tests.support import azurite
 
-pytestmark = pytest.mark.azurite
+# slow: a campaign at CI size (processes racing on Azurite, ~9 s idle); the fast tier keeps the local
+# races (tests/reliability/test_races_external.py) and Azure's store-enforced conditions (tests/azure)
+pytestmark = [pytest.mark.azurite, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

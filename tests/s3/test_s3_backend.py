@@ -378,3 +378,29 @@ def test_read_over_the_limit_is_refused_and_the_client_stays_usable(make_backend
     # the refused body was dropped, not left half-read on a pooled connection
     for _ in range(3):
         assert be.read("big", limit=4096)[0] == b"x" * 4096
+
+
+def test_a_directory_view_makes_one_delimiter_listing_per_shown_folder(make_backend: BackendMaker) -> None:
+    """Issue 20: the str_replace_editor's view of a folder lists the root and each shown level-1
+    folder with ``Delimiter="/"`` (everything deeper comes back rolled up into one common prefix),
+    never a recursive listing, whatever lies below the 2 levels shown."""
+    import vfs
+    from editors.str_replace_editor.tool import StrReplaceEditor
+
+    backend = make_backend()
+    for key in ["a/f.py", "b/y/z/w.py", "c.txt", *(f"a/x/p{i}/q/f.py" for i in range(6))]:
+        backend.write(WriteItem(key, b"x"))
+    ws = vfs.Workspace(backend, mount="/workspace")
+    lists: list[dict[str, object]] = []
+    real_call = backend._call
+
+    async def spy(op: str, key: str, **kwargs: object) -> dict[str, object]:
+        if op == "list_objects_v2":
+            lists.append(kwargs)
+        return await real_call(op, key, **kwargs)
+
+    backend._call = spy  # type: ignore[method-assign]
+    result = StrReplaceEditor(ws).run({"command": "view", "path": "/workspace"})
+    assert not result.is_error and "/workspace/a/x\n" in result.text and "/p0" not in result.text
+    assert sorted(str(kw["Prefix"]) for kw in lists) == [f"{backend.prefix}/", f"{backend.prefix}/a/", f"{backend.prefix}/b/"]
+    assert all(kw.get("Delimiter") == "/" for kw in lists)

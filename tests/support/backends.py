@@ -38,6 +38,10 @@ class WorkspaceFactory:
     def same_backend(self, backend: Backend) -> Backend:
         raise NotImplementedError
 
+    def bad_root_backend(self) -> Backend | None:
+        """A backend over a root that cannot hold a workspace (missing), or None where any root can."""
+        return None
+
     def mount_for(self, backend: Backend) -> str:
         return self.mount
 
@@ -66,6 +70,9 @@ class LocalFactory(WorkspaceFactory):
         root.mkdir()
         return LocalBackend(str(root))
 
+    def bad_root_backend(self) -> Backend | None:
+        return LocalBackend(str(self.request.getfixturevalue("tmp_path") / "missing"))
+
     def same_backend(self, backend: Backend) -> Backend:
         assert isinstance(backend, LocalBackend)
         return LocalBackend(backend.root, trust_ctime=backend.versions.trust_ctime, set_aside=backend.set_aside)
@@ -85,6 +92,10 @@ class PyfakefsFactory(LocalFactory):
         # Declared, not detected: pyfakefs moves a file's ctime whenever it is opened, and its
         # handles are not the kernel's (renameat2 through ctypes must not see them).
         return LocalBackend(root, trust_ctime=False, set_aside=False)
+
+    def bad_root_backend(self) -> Backend | None:
+        self.request.getfixturevalue("fs")
+        return LocalBackend("/fake/missing", trust_ctime=False, set_aside=False)
 
 
 class MemoryFactory(WorkspaceFactory):
@@ -108,6 +119,12 @@ class S3Factory(WorkspaceFactory):
 
         return fresh_s3_backend(f"t{next(_counter)}")
 
+    def bad_root_backend(self) -> Backend | None:
+        from backends.s3 import S3Backend
+        from tests.support.s3_servers import shared_moto_endpoint
+
+        return S3Backend.from_url("s3://no-such-bucket-vfs/ws", dict(shared_moto_endpoint().storage_options))
+
     def same_backend(self, backend: Backend) -> Backend:
         from backends.s3 import S3Backend
 
@@ -129,6 +146,14 @@ class AzureFactory(WorkspaceFactory):
         backend: Backend = azurite.fresh_azure_backend(f"t{next(_counter)}")
         self.request.addfinalizer(backend.close)
         return backend
+
+    def bad_root_backend(self) -> Backend | None:
+        from backends.azure import AzureBackend
+        from tests.support import azurite
+
+        if not azurite.available():
+            pytest.skip(azurite.MISSING)
+        return AzureBackend.from_url("az://no-such-container-vfs/ws", dict(azurite.shared_endpoint().storage_options))
 
     def same_backend(self, backend: Backend) -> Backend:
         from backends.azure import AzureBackend
@@ -173,6 +198,13 @@ class FsspecLocalFactory(FsspecMemoryFactory):
         root = tmp / f"fs{next(_counter)}"
         root.mkdir()
         return FsspecBackend(fsspec.filesystem("file"), str(root))
+
+    def bad_root_backend(self) -> Backend | None:
+        import fsspec
+
+        from backends.fsspec_any import FsspecBackend
+
+        return FsspecBackend(fsspec.filesystem("file"), str(self.request.getfixturevalue("tmp_path") / "missing"))
 
 
 FACTORIES: dict[str, type[WorkspaceFactory]] = {

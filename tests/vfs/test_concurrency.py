@@ -9,6 +9,8 @@ import sys
 import textwrap
 import threading
 
+import pytest
+
 import vfs
 from backends.local import LocalBackend
 from tests.support.trees import populate
@@ -70,6 +72,7 @@ CHILD = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # racing processes (a campaign); test_threads_lose_no_update is the fast twin
 def test_processes_lose_no_update_across_two_files(tmp_path):
     root = tmp_path / "ws"
     root.mkdir()

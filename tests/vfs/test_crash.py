@@ -13,6 +13,7 @@ import pytest
 
 import vfs
 from backends.local import LocalBackend
+from tests.support.tiers import tiered
 from tests.support.trees import populate, snapshot_tree
 
 START = {
@@ -175,7 +176,7 @@ HISTORY_CHILD = textwrap.dedent(
 
 
 @pytest.mark.parametrize("step", STEPS_OLD + STEPS_NEW)
-@pytest.mark.parametrize("verb", ["rewind", "redo"])
+@pytest.mark.parametrize("verb", tiered(["rewind", "redo"]))  # a redo is a rewind: the full suite
 def test_sigkill_at_each_step_of_a_rewind_or_redo_leaves_all_old_or_all_new(tmp_path, step, verb):
     """A rewind and a redo are journaled transactions over every file: killed at any step, the
     reopened tree is the one before or the one after, and history goes on from there."""

@@ -61,13 +61,13 @@ def parse_storage_options(pairs: list[str]) -> dict[str, Any]:
 def open_workspace(args: argparse.Namespace | SimpleNamespace, **options: Any) -> vfs.Workspace:
     """Open the workspace the common options name; ``options`` go to :class:`vfs.Workspace`.
 
-    A local root that is missing or not a directory is ``FS_BAD_ROOT`` (from vfs). On an object
-    store, the root is looked at once, so that missing credentials or a missing bucket are said as
-    such, with how to give them, by every verb (instead of a botocore class name, or a file said to
-    be missing)."""
+    A root that cannot hold a workspace (a missing directory, a file, a missing bucket) is
+    ``FS_BAD_ROOT``, from vfs (each backend checks its own root when it is opened). Missing
+    credentials for an object store are said as such here, with how to give them on the command
+    line, by every verb (instead of a botocore class name)."""
     root = args.root if args.root is not None else os.getcwd()
     try:
-        ws = vfs.open_workspace(
+        return vfs.open_workspace(
             root,
             mode=getattr(args, "mode", "workspace-write"),
             mount=getattr(args, "mount", None),
@@ -75,16 +75,7 @@ def open_workspace(args: argparse.Namespace | SimpleNamespace, **options: Any) -
             **options,
         )
     except vfs.VfsError as exc:
-        raise _object_store_problem(str(root), exc) or exc from None
-    if _is_object_store(str(root)):
-        try:
-            ws.list(ws.mount)  # a fresh prefix lists as empty; a missing bucket fails
-        except vfs.VfsError as exc:
-            problem = _object_store_problem(str(root), exc)
-            if problem is not None:
-                ws.close()
-                raise problem from None
-    return ws
+        raise _missing_credentials(str(root), exc) or exc from None
 
 
 _OBJECT_STORES = ("s3://", "s3a://")
@@ -108,21 +99,14 @@ def _causes(exc: BaseException) -> list[BaseException]:
     return found
 
 
-def _object_store_problem(root: str, exc: vfs.VfsError) -> vfs.VfsError | None:
-    """What is missing to reach the object store at ``root``, said with how to give it, or ``None``."""
+def _missing_credentials(root: str, exc: vfs.VfsError) -> vfs.VfsError | None:
+    """No credentials to reach the object store at ``root``, said with how to give them, or ``None``."""
     if not _is_object_store(root):
         return None
     names = {type(cause).__name__ for cause in _causes(exc)}
     text = " ".join(str(cause) for cause in _causes(exc))
     if names & {"NoCredentialsError", "PartialCredentialsError"} or "Unable to locate credentials" in text:
         return vfs.PermissionDenied(f"No S3 credentials were found for {root}. {CREDENTIALS_HELP}", path=root)
-    bucket = root.split("://", 1)[1].split("/", 1)[0]
-    if "NoSuchBucket" in names or "NoSuchBucket" in text:
-        return vfs.WorkspaceRootInvalid(
-            f"The bucket {bucket} of the workspace root {root} does not exist (create it first; "
-            "check the name, and --storage-option endpoint_url=URL for a server other than AWS).",
-            path=root,
-        )
     return None
 
 
@@ -135,4 +119,3 @@ def read_stdin(waiting_for: str = "") -> bytes:
         write(sys.stderr, f"{waiting_for} (end with Ctrl-D; Ctrl-C to cancel)\n")
     stdin = getattr(sys.stdin, "buffer", None)
     return bytes(stdin.read()) if stdin is not None else sys.stdin.read().encode("utf-8")
-

@@ -7,12 +7,13 @@ from __future__ import annotations
 import pytest
 
 from benchmarks.replay import corpus, runner, tools
+from tests.support.tiers import tiered
 
 SEEDS = (101, 202, 303)
 PER_CLASS = 3
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", tiered(SEEDS))  # one seed in the fast tier: ~4 s idle each
 def test_no_wrong_edit_on_generated_mistakes(seed: int) -> None:
     attempts = corpus.generate(seed, PER_CLASS)
     patch_tool = [tool for tool in tools.ours_tools() if tool.key == "ours.apply_patch"]

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.tiers import tiered
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -64,35 +66,38 @@ def test_mount_maps_model_paths_to_the_root(root: Path):
 
 @pytest.mark.parametrize(
     ("call", "code", "message"),
-    [
-        (
-            {"command": "str_replace", "path": "{r}/a.txt", "old_str": "zeta", "new_str": "eta"},
-            "FS_EDIT_NOT_FOUND",
-            "Error: No replacement was performed, old_str `zeta` did not appear verbatim in {r}/a.txt.\n",
-        ),
-        (
-            {"command": "create", "path": "{r}/a.txt", "file_text": "x"},
-            "FS_EXISTS",
-            "Error: File already exists at: {r}/a.txt. Cannot overwrite files using command `create`.\n",
-        ),
-        (
-            {"command": "view", "path": "a.txt"},
-            "FS_INVALID_ARGUMENT",
-            "Error: The path a.txt is not an absolute path, it should start with `/`. Maybe you meant {r}/a.txt?\n",
-        ),
-        (
-            {"command": "view", "path": "/etc/passwd"},
-            "FS_SANDBOX_DENIED",
-            "Error: The path /etc/passwd is outside the workspace {r}. "
-            "[sandbox: file access denied under workspace-write mode]\n",
-        ),
-        (
-            {"command": "undo_edit", "path": "{r}/a.txt"},
-            "FS_INVALID_ARGUMENT",
-            "Error: Unrecognized command undo_edit. The allowed commands for the str_replace_editor tool are: "
-            "view, create, str_replace, insert\n",
-        ),
-    ],
+    tiered(  # a process a case: one error in the fast tier (each error's text: test_str_replace_editor_tool.py)
+        [
+            (
+                {"command": "str_replace", "path": "{r}/a.txt", "old_str": "zeta", "new_str": "eta"},
+                "FS_EDIT_NOT_FOUND",
+                "Error: No replacement was performed, old_str `zeta` did not appear verbatim in {r}/a.txt.\n",
+            ),
+            (
+                {"command": "create", "path": "{r}/a.txt", "file_text": "x"},
+                "FS_EXISTS",
+                "Error: File already exists at: {r}/a.txt. Cannot overwrite files using command `create`.\n",
+            ),
+            (
+                {"command": "view", "path": "a.txt"},
+                "FS_INVALID_ARGUMENT",
+                "Error: The path a.txt is not an absolute path, it should start with `/`. Maybe you meant {r}/a.txt?\n",
+            ),
+            (
+                {"command": "view", "path": "/etc/passwd"},
+                "FS_SANDBOX_DENIED",
+                "Error: The path /etc/passwd is outside the workspace {r}. "
+                "[sandbox: file access denied under workspace-write mode]\n",
+            ),
+            (
+                {"command": "undo_edit", "path": "{r}/a.txt"},
+                "FS_INVALID_ARGUMENT",
+                "Error: Unrecognized command undo_edit. The allowed commands for the str_replace_editor tool are: "
+                "view, create, str_replace, insert\n",
+            ),
+        ],
+        unpack=True,
+    ),
 )
 def test_errors_go_to_stdout_with_the_code_on_stderr(root: Path, call, code, message):
     args = {k: v.replace("{r}", str(root)) if isinstance(v, str) else v for k, v in call.items()}

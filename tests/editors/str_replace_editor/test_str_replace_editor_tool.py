@@ -7,11 +7,12 @@ import os
 import pytest
 
 import vfs
-from backends.base import DeleteItem
+from backends.base import Backend, DeleteItem, FileInfo
 from editors.str_replace_editor.config import ConfigError
 from editors.str_replace_editor.render import TRUNCATED_MESSAGE
 from editors.str_replace_editor.tool import StrReplaceEditor, ToolResult
-from tests.support.trees import snapshot_tree, write_external
+from tests.support.faults import FaultyBackend
+from tests.support.trees import populate, snapshot_tree, write_external
 
 LISTING_HEADER = (
     "Here're the files and directories up to 2 levels deep in {p}, excluding hidden items, node_modules, "
@@ -981,3 +982,30 @@ def test_view_of_an_empty_directory(make_workspace):
     ws = make_workspace({"empty": None})
     text = ok(run(StrReplaceEditor(ws), command="view", path=f"{ws.mount}/empty"))
     assert text == LISTING_HEADER.format(p=f"{ws.mount}/empty") + f"d\t{ws.mount}/empty\n\n"
+
+
+class _ListedKeys(FaultyBackend):
+    """The backend, with the keys ``list`` was asked for recorded in order."""
+
+    def __init__(self, inner: Backend) -> None:
+        super().__init__(inner)
+        self.listed: list[str] = []
+
+    def list(self, key: str) -> list[FileInfo]:
+        self.listed.append(key)
+        return self.inner.list(key)
+
+
+def test_a_directory_view_lists_the_shown_folders_only(make_workspace):
+    """Issue 20: the view's cost is bounded by what it shows. It lists the root and each shown
+    level-1 folder, one level each (a scandir, a delimiter LIST, a prefix-index lookup), and never a
+    folder below them, however much they hold; skipped folders are not listed either."""
+    deep = {f"a/x/p{i}/q/f{i}.py": b"deep" for i in range(5)}
+    files = {"a/f.py": b"a", "b/y/z/w.py": b"w", "c.txt": b"c", ".git/objects/o": b"o", "node_modules/m/i.js": b"i"}
+    backend = _ListedKeys(make_workspace.new_backend())
+    populate(backend, {**files, **deep})
+    ws = vfs.Workspace(backend, mount="/workspace")
+    backend.listed.clear()  # opening looked for interrupted commits in .vfs/tx
+    text = ok(run(StrReplaceEditor(ws), command="view", path="/workspace"))
+    assert sorted(backend.listed) == ["", "a", "b"]
+    assert "/workspace/a/x\n" in text and "/workspace/b/y\n" in text and "/p0" not in text and "/q" not in text

@@ -1,5 +1,6 @@
 """The real DSH ``str_replace_editor`` as a peer: where it is installed, how to run a batch of calls
-through it (one node process, ``harness.mjs``), and real directory trees to run both editors on.
+through it (one node process, the replay benchmark's harness ``benchmarks/replay/dsh_harness.mjs``,
+here over real directories), and real directory trees to run both editors on.
 
 The package is installed by ``.ci/run`` into ``~/.cache/vfs-dsh/node_modules`` (outside the
 repository, like Azurite); ``VFS_DSH_MODULES`` names another ``node_modules`` directory holding it.
@@ -7,16 +8,15 @@ repository, like Azurite); ``VFS_DSH_MODULES`` names another ``node_modules`` di
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-HARNESS = Path(__file__).with_name("harness.mjs")
+from benchmarks.replay.dsh import run_harness
+
 PACKAGE = "@deepseek-ai/dsh-tool-str-replace-editor"
 LOCAL_FS = "@deepseek-ai/dsh-fs-local"
 DEFAULT_MODULES = Path.home() / ".cache" / "vfs-dsh" / "node_modules"
@@ -56,18 +56,9 @@ def modules_dir() -> Path:
 
 def run_peer(cases: Sequence[Mapping[str, Any]], *, timeout: float = 300) -> dict[str, list[Reply]]:
     """Run every case (``{id, root, max_output_chars, calls}``) in one node process: id -> replies."""
-    done = subprocess.run(
-        ["node", str(HARNESS), str(modules_dir())],
-        input=json.dumps(list(cases)).encode(),
-        capture_output=True,
-        timeout=timeout,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"the DSH harness failed ({done.returncode}): {done.stderr.decode(errors='replace')}")
     return {
         item["id"]: [Reply(r["text"], r["error"], r["code"]) for r in item["results"]]
-        for item in json.loads(done.stdout)
+        for item in run_harness(modules_dir(), cases, timeout=timeout)
     }
 
 
