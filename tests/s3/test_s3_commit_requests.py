@@ -15,7 +15,9 @@ MOUNT = "/workspace"
 
 
 def _record(backend: S3Backend) -> list[tuple[str, str]]:
-    """Every request ``backend`` sends from now on: (operation, key)."""
+    """Every request ``backend`` sends from now on: (operation, key). A lease release still in
+    flight (an earlier commit's, not waited for) is let land first: it is not this test's."""
+    backend._settle_releases()
     sent: list[tuple[str, str]] = []
     real = backend._call
 
