@@ -430,23 +430,23 @@ def build(ctx: Context) -> Workload:
 
 
 RATIO_NOTE = (
-    "Missed: 6.15x (range 2.85 - 7.92x) on 2026-12-03 under a load average of 11-16 on 2 cores; 7.08x "
-    "before this session's changes in the same run (4.2x quiet on 2026-12-02). Both commits got faster "
-    "(100 new files: 2.54 s -> 1.40 s, 214 -> 113 requests; 1 new file: 359 -> 227 ms), so the ratio "
-    "moved little. The 1-file commit is 5 round trips (staging: the file and its folders stat'ed in one "
-    "concurrent round; commit: lease PUT, the folders re-checked, the file's PUT with If-None-Match: *, "
-    "the journal and mark PUTs together; the lease DELETE is not waited for). The 100-file commit is 9 "
-    "round trips (prefetch: one LIST of the folder, no GET per new file; the folders stat'ed; lease PUT; "
-    "the folders re-checked; the 100 PUTs, 64 in flight; journal and mark), but S3 has no multi-object "
-    "PUT: it is 100 requests, each ~2.1 ms of client CPU (aiobotocore: serialising, SigV4 signing, "
-    "hooks, parsing the answer) and ~1.5 ms of SeaweedFS CPU on the same 2 cores, ~0.4 s of CPU in all "
-    "against ~0.1 s of latency for the 1-file commit: on this machine the floor of the ratio is about "
-    "3-4x, and it grows whenever the 1-file commit gets faster. Lower needs less CPU per request (a "
-    "leaner client than botocore) or a store with batched writes."
+    "Missed: 3.73x (range 2.33 - 4.33x) on 2026-12-03 (load average 2.3-2.5; main before this change, "
+    "run right after: 4.52x, 3.48 - 5.19x; 4.2x quiet on 2026-12-02). Both commits got faster (100 new "
+    "files: 995 -> 672 ms, 214 -> 113 requests; 1 new file: 220 -> 180 ms), so the ratio moved less. The "
+    "1-file commit is 5 round trips (staging: the file and its folders stat'ed in one concurrent round; "
+    "commit: lease PUT, the folders re-checked, the file's PUT with If-None-Match: *, the journal and "
+    "mark PUTs together; the lease DELETE is not waited for). The 100-file commit is 9 round trips "
+    "(prefetch: one LIST of the folder, no GET per new file; the folders stat'ed; lease PUT; the folders "
+    "re-checked; the 100 PUTs, 64 in flight; journal and mark), but S3 has no multi-object PUT: 100 "
+    "requests, each ~2.6 ms of client CPU (aiobotocore: serialising, SigV4 signing, hooks, parsing the "
+    "answer; 295 ms for 113 requests) and ~1.8 ms of SeaweedFS CPU (200 ms) on the same 2 cores: ~0.5 s "
+    "of CPU against ~0.1 s of latency for the 1-file commit. On this machine that puts the floor of the "
+    "ratio near 3x, and it grows whenever the 1-file commit gets faster; lower needs less CPU per "
+    "request (a leaner client than botocore) or a store with batched writes."
 )
 EDIT_NOTE = (
-    "Met: 4 round trips and 6 requests (8 and 15 before, in the same run; 149 ms against 406 ms under a "
-    "load average of 11-16). The critical path, request by request: (1) GET the file: bytes and ETag, "
+    "Met: 4 round trips and 6 requests (main before this change, run right after: 8 and 15); 123 ms "
+    "against 273 ms (load average ~2). The critical path, request by request: (1) GET the file: bytes and ETag, "
     "the version the commit checks (no HEAD, no LIST: on S3 a file implies its folders, so they are "
     "not stat'ed nor re-checked); (2) lease PUT with If-None-Match: *: the lock was free, so no holder "
     "left a journal unresolved (a holder that does rewrites the lease as released instead of deleting "
@@ -462,7 +462,7 @@ EDIT_NOTE = (
     "not by every commit."
 )
 REQUESTS_NOTE = (
-    "Met: 1.13 per new file (2.14 before, in the same run; 8.12 at first): the prefetch lists the folder "
+    "Met: 1.13 per new file (2.14 on main before this change; 8.12 at first): the prefetch lists the folder "
     "once (8 keys of one folder or more) and fetches only the keys it shows as objects, so a new file "
     "costs no GET; its PUT with If-None-Match: * is its check. Fixed per commit: lease PUT and DELETE, "
     "journal and mark PUTs, the folders stat'ed at staging and re-checked at commit. Rewriting 100 "
