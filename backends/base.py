@@ -181,6 +181,12 @@ class Capabilities:
     #: keeps post-images in the journal so that a takeover's recovery rolls the commit forward
     #: and a paused holder's late writes only repeat what is already there.
     lock_can_expire: bool = False
+    #: The commit lock tells a fresh acquisition (the lock was free, not taken over) from one
+    #: that follows a holder who left work unfinished: its manager has ``fresh`` after
+    #: ``__enter__`` and ``mark_dirty()`` before ``__exit__``. A fresh lock means no holder left an
+    #: unresolved journal (a clean holder resolves its own, a dirty one marks the lock), so the
+    #: commit need not list the journals first (one request less on S3). False: always list.
+    lock_knows_resolved: bool = False
     #: A replaced file keeps its owner and group (where the caller may set them).
     keeps_owner: bool = False
     #: A replaced file keeps its extended attributes.

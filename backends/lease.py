@@ -149,18 +149,22 @@ class Backoff:
 # -- the lock body ----------------------------------------------------------------------------
 
 
-def lease_body(owner: str, ttl: float, seq: int) -> bytes:
-    """What a lock object holds: who (for people reading it) and until when (for waiters)."""
+def lease_body(owner: str, ttl: float, seq: int, *, released: bool = False) -> bytes:
+    """What a lock object holds: who (for people reading it) and until when (for waiters).
+    ``released``: the holder let go but left work for the next one (see :meth:`CasLease.mark_dirty`):
+    a waiter takes it over at once, and knows it must look for that work."""
     now = time.time()
-    body = {
+    body: dict[str, Any] = {
         "owner": owner,
         "host": socket.gethostname(),
         "pid": os.getpid(),
         "seq": seq,  # makes every renewal a different body, so "unchanged" means "not renewed"
         "ttl": ttl,
         "renewed_at": now,
-        "expires_at": now + ttl,
+        "expires_at": now if released else now + ttl,
     }
+    if released:
+        body["released"] = True
     return json.dumps(body, sort_keys=True).encode()
 
 
@@ -182,6 +186,8 @@ def expired(body: bytes, unchanged_for: float, ttl: float, clock_skew: float) ->
     if unchanged_for > ttl:
         return True  # not renewed within a full lease time, by the waiter's own clock
     parsed = _parse(body)
+    if parsed and parsed.get("released") is True:
+        return True  # let go by its holder, who left work for the next one: take it over now
     try:
         expires_at = float(parsed["expires_at"]) if parsed else None
     except (KeyError, TypeError, ValueError):
@@ -292,6 +298,11 @@ class CasStore(Protocol):
         """Remove the lease object if it still has ``if_etag``."""
         ...
 
+    # Optional: ``lease_delete_soon(key, *, if_etag)``, the same removal sent without waiting for
+    # its answer (a store whose requests cost a network round trip). The store must let it land
+    # before its own next ``lease_put`` creating ``key`` and before it closes; a failure there
+    # means the lease was taken over meanwhile (or stays until it expires): nothing to undo.
+
 
 class CasLease(_Renewed):
     """A lease on a compare-and-swap store (see the module docstring)."""
@@ -323,6 +334,12 @@ class CasLease(_Renewed):
         self.clock_skew = clock_skew
         self.etag: str | None = None
         self.lost = False
+        #: Taken by creating the lease object where there was none. Its last holder deleted it,
+        #: which a holder does only when it leaves nothing unfinished (else it releases it
+        #: *dirty*, see :meth:`mark_dirty`); a crashed or paused holder's lease stays until taken
+        #: over. So a fresh lease says: no holder left an unresolved journal behind.
+        self.fresh = False
+        self._dirty = False
         self._guard = threading.Lock()
         self._deadline_mono = 0.0  # our own view of when the lease we hold expires
 
@@ -358,7 +375,14 @@ class CasLease(_Renewed):
             self.etag = self.store.lease_put(self.key, self._next_body(), if_etag=None)
         except PreconditionFailed:
             return False
+        self.fresh = True
         return True
+
+    def mark_dirty(self) -> None:
+        """The holder leaves work unfinished (an unresolved journal): release then leaves the
+        lease object in place, marked released, instead of deleting it, so the next holder
+        takes it over at once (not ``fresh``) and looks for that work."""
+        self._dirty = True
 
     def _try_takeover(self, etag: str) -> bool:
         try:
@@ -394,7 +418,14 @@ class CasLease(_Renewed):
         if etag is None or self.lost:
             return
         try:
-            self.store.lease_delete(self.key, if_etag=etag)
+            if self._dirty:
+                self._seq += 1
+                body = lease_body(self.owner, self.ttl, self._seq, released=True)
+                self.store.lease_put(self.key, body, if_etag=etag)
+            elif hasattr(self.store, "lease_delete_soon"):
+                self.store.lease_delete_soon(self.key, if_etag=etag)
+            else:
+                self.store.lease_delete(self.key, if_etag=etag)
         except (PreconditionFailed, FileNotFoundError):
             self.lost = True  # expired and taken over (or removed) while we held it
 

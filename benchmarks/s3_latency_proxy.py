@@ -195,24 +195,73 @@ def _server(kind: str) -> Iterator[Any]:
             yield ep
 
 
-def count_requests(backend: Any) -> collections.Counter[str]:
-    """Count every S3 request ``backend`` (a ``backends.s3.S3Backend``) makes from now on.
+class RequestLog:
+    """Every S3 request one backend made since the last :meth:`clear`: its operation, key and
+    start and end instants (``time.perf_counter``, taken around the request in the client)."""
 
-    Returns a counter of S3 operation name (``"get_object"``, ``"put_object"``, ...) -> requests,
-    updated in place as requests are made: ``clear()`` it before a measurement, read it (or a copy
-    of it) after. It wraps the backend's ``_call``, the one coroutine every request of the backend
-    goes through (batched ones included), on this instance only; a request is counted when it is
-    sent, whether it succeeds or not. Call it once per backend: a second call counts twice.
+    def __init__(self) -> None:
+        self.counts: collections.Counter[str] = collections.Counter()
+        self.spans: list[tuple[str, str, float, float]] = []
+
+    def clear(self) -> None:
+        self.counts.clear()
+        self.spans.clear()
+
+    def round_trips(self, until: float | None = None) -> int:
+        """The requests on the critical path: the longest chain of requests each sent after the
+        previous one's answer came back (requests in flight together are one round trip). The
+        greedy choice of the earliest-ending request is the longest such chain. ``until``: only
+        requests answered by then (the caller's wait; a lease release still in flight when the
+        call returned is not latency the caller waited for)."""
+        chain, free_at = 0, float("-inf")
+        spans = [span for span in self.spans if until is None or span[3] <= until]
+        for _, _, start, end in sorted(spans, key=lambda span: span[3]):
+            if start >= free_at:
+                chain, free_at = chain + 1, end
+        return chain
+
+    def timeline(self, returned: float | None = None) -> str:
+        """One entry per request, in the order sent: ms from the first start, op, key; those
+        answered after ``returned`` (the caller had its result) are marked."""
+        if not self.spans:
+            return "no requests"
+        first = min(span[2] for span in self.spans)
+        rows = sorted(self.spans, key=lambda span: span[2])
+        late = " (answered after the call returned)"
+        return "; ".join(
+            f"{1000 * (s - first):.0f}-{1000 * (e - first):.0f} ms {op} {key}"
+            + (late if returned is not None and e > returned else "")
+            for op, key, s, e in rows
+        )
+
+
+def record_requests(backend: Any) -> RequestLog:
+    """Record every S3 request ``backend`` (a ``backends.s3.S3Backend``) makes from now on.
+
+    It wraps the backend's ``_call``, the one coroutine every request of the backend goes through
+    (batched ones included), on this instance only; a request is counted when it is sent, whether
+    it succeeds or not, and its span ends when its answer (or error) is back. Call it once per
+    backend: a second call counts twice.
     """
-    counts: collections.Counter[str] = collections.Counter()
+    log = RequestLog()
     real = backend._call
 
     async def call(op: str, key: str, **kw: Any) -> Any:
-        counts[op] += 1
-        return await real(op, key, **kw)
+        log.counts[op] += 1
+        start = time.perf_counter()
+        try:
+            return await real(op, key, **kw)
+        finally:
+            log.spans.append((op, key, start, time.perf_counter()))
 
     backend._call = call
-    return counts
+    return log
+
+
+def count_requests(backend: Any) -> collections.Counter[str]:
+    """The request counts of :func:`record_requests` (operation name -> requests), updated in
+    place: ``clear()`` it before a measurement, read it (or a copy of it) after."""
+    return record_requests(backend).counts
 
 
 def _measure(label: str, counts: collections.Counter[str], fn: Callable[[], Any], rows: list[dict[str, Any]]) -> None:

@@ -33,7 +33,7 @@ from vfs.context import Context
 from vfs.errors import NotFound, RollbackFailed, StaleVersion, VfsError
 from vfs.recovery import recover, rollback
 from vfs.staging import Overlay
-from vfs.txlog import DoneRecord, Journal, Kind, TargetRecord, digest, new_txid
+from vfs.txlog import DoneRecord, Journal, Kind, Scan, TargetRecord, digest, new_txid
 from vfs.types import Change, CommitResult
 
 #: Test-only: name of the commit step at which the process kills itself (crash tests).
@@ -62,9 +62,9 @@ class Commit:
         self.storage = ctx.storage
 
     def run(self, targets: list[str], prune: Callable[[], None]) -> CommitResult:
-        with self.ctx.commit_lock():
+        with self.ctx.commit_lock() as held:
             crash_point("locked")
-            self._require_resolved()
+            self._require_resolved(listed=not held.fresh)
             verified = self._read_pre_images(targets)
             self._check_seen(skip=self._checked_by_the_write(targets) | verified)
             journal = self._prepare_journal(targets)
@@ -76,11 +76,11 @@ class Commit:
 
     # -- preflight ----------------------------------------------------------------------------
 
-    def _require_resolved(self) -> None:
+    def _require_resolved(self, *, listed: bool = True) -> None:
         """Anyone's interrupted commit is finished first (we hold the lock); one that cannot be
-        stops every commit until ``vfs recover``."""
-        scan = self.ctx.log.scan()
-        if any(t not in scan.decided for t in scan.journals) or self.ctx.unresolved:
+        stops every commit until ``vfs recover``. ``listed=False``: the lock was free, so no
+        holder left a journal unresolved and the listing is skipped."""
+        if self.ctx.unresolved or (listed and _pending(self.ctx.log.scan())):
             recover(self.ctx)
         self.ctx.require_resolved()
 
@@ -400,6 +400,10 @@ def done_record(
         outcome,  # type: ignore[arg-type]
         journal.session,
     )
+
+
+def _pending(scan: Scan) -> bool:
+    return any(t not in scan.decided for t in scan.journals)
 
 
 def _raise_first(results: Sequence[object]) -> None:

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from backends.base import Capabilities, FileInfo
-from vfs.errors import Exists, RecoveryNeeded, SandboxDenied
+from vfs.errors import Exists, RecoveryNeeded, SandboxDenied, VfsError
 from vfs.paths import PathMapper
-from vfs.storage import Storage
+from vfs.storage import HeldLock, Storage
 from vfs.txlog import TxLog
 from vfs.types import Stat
 
@@ -84,10 +84,23 @@ class Context:
         self._meta_ready = True  # vfs never removes it: checked once per workspace object
 
     @contextmanager
-    def commit_lock(self) -> Iterator[None]:
+    def commit_lock(self) -> Iterator[HeldLock]:
+        """The commit lock. Leaving with an unresolved journal (a failed rollback, recovery that
+        could not finish, anything but a vfs error escaping mid-commit) marks it dirty, so the
+        next holder looks for that journal (see ``Capabilities.lock_knows_resolved``)."""
         self.ensure_meta()
-        with self.storage.lock(self.lock_key, self.lock_timeout):
-            yield
+        with self.storage.lock(self.lock_key, self.lock_timeout) as held:
+            try:
+                yield held
+            except VfsError:
+                if self.unresolved:
+                    held.mark_dirty()
+                raise
+            except BaseException:
+                held.mark_dirty()
+                raise
+            if self.unresolved:
+                held.mark_dirty()
 
     def require_resolved(self) -> None:
         """``RecoveryNeeded`` while an interrupted commit is unresolved."""

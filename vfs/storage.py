@@ -131,6 +131,20 @@ def connect(url: str, storage_options: dict[str, Any]) -> Backend:
         raise translate(exc, url, "open", "workspace-write") from exc
 
 
+class HeldLock:
+    """What the holder of the commit lock learns from it and tells it (see
+    ``Capabilities.lock_knows_resolved``): ``fresh`` (no holder left an unresolved journal) and
+    :meth:`mark_dirty` (this holder does)."""
+
+    def __init__(self, manager: Any, knows_resolved: bool) -> None:
+        self._manager = manager if knows_resolved else None
+        self.fresh = bool(getattr(self._manager, "fresh", False))
+
+    def mark_dirty(self) -> None:
+        if self._manager is not None:
+            self._manager.mark_dirty()
+
+
 def check_root(backend: Backend, given: str) -> None:
     """The one place a root is refused (``FS_BAD_ROOT``): the backend's own check of its root
     (:meth:`Backend.check_root`), said of the root as the caller gave it. A refused backend is
@@ -279,11 +293,11 @@ class Storage:
         ]
 
     @contextmanager
-    def lock(self, key: str, timeout: float) -> Iterator[None]:
+    def lock(self, key: str, timeout: float) -> Iterator[HeldLock]:
         manager = self._call("lock", key, lambda: self.backend.lock(key, timeout=timeout))
         self._call("lock", key, manager.__enter__)
         try:
-            yield
+            yield HeldLock(manager, self.backend.capabilities.lock_knows_resolved)
         finally:
             try:
                 manager.__exit__(None, None, None)

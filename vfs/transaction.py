@@ -104,10 +104,17 @@ class Transaction:
         base_len = len(self._ctx.mapper.base_key)
         return (a for a in iter_parents(key) if len(a) > base_len)
 
+    def _parents_implied(self, key: str) -> bool:
+        """Where directories are key prefixes (object stores), a file seen at ``key`` makes its
+        ancestors directories: nothing to stat for them, nothing to re-check at commit (the
+        file's own conditional write is its check)."""
+        seen = self._seen.get(key)
+        return seen is not None and seen.state == "file" and not self._ctx.capabilities.real_directories
+
     def _see_with_parents(self, key: str) -> None:
         """First touch of ``key`` and of its unseen ancestors in one round (concurrent on S3,
         where each would otherwise cost a round trip of its own)."""
-        if not self._storage.batches:
+        if not self._storage.batches or self._parents_implied(key):
             return
         keys = [k for k in (*self._parents(key), key) if k not in self._seen and k not in self._staged]
         if len(keys) < 2:
@@ -129,6 +136,8 @@ class Transaction:
             raise SandboxDenied(f"Cannot modify {path}: the workspace is read-only.", path=path, mode="read-only")
 
     def _require_dir_parents(self, key: str) -> None:
+        if self._parents_implied(key):
+            return
         for ancestor in self._parents(key):
             state = self._effective(ancestor)
             if state in ("file", "other", "symlink"):

@@ -40,7 +40,12 @@ Commit lock
     ETag (so only one waiter wins a takeover), released with ``DeleteObject`` + ``If-Match``.
     This backend provides its store (``lease_get``/``lease_put``/``lease_delete``); expiry,
     renewal and takeover rules are in :mod:`backends.lease`. A holder that loses its lease
-    (stalled past ``ttl``) raises :class:`LeaseLost` when the lock is released.
+    (stalled past ``ttl``) raises :class:`LeaseLost` when the lock is released. The release's
+    DELETE is sent without waiting for its answer (``lease_delete_soon``): it lands before any
+    later request of the backend, before ``close`` and before the interpreter exits. A holder
+    leaving an unresolved journal releases it *dirty* instead (the object rewritten, marked
+    released), so a lease created where there was none (``fresh``) tells vfs that no journal
+    is pending and the commit skips listing them (``Capabilities.lock_knows_resolved``).
 
 Size limits
     ``read(key, limit=N)`` refuses an object over ``N`` bytes by the ``ContentLength`` of the

@@ -12,12 +12,17 @@ its preflight).
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import builtins
+import concurrent.futures
 import contextlib
 import errno
 import hashlib
-from collections.abc import Sequence
-from typing import Any, ClassVar
+import threading
+import weakref
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, ClassVar, TypeVar
 
 from backends.base import (
     BadRoot,
@@ -28,12 +33,27 @@ from backends.base import (
     Vanished,
     WriteItem,
     joined,
+    parent_of,
 )
 from backends.lease import CasLease, HeldLocks
 from backends.s3 import errors, fence, versions
 from backends.s3.client import MiB, open_filesystem
 from backends.s3.directories import PrefixDirectories
 from backends.s3.multipart import MultipartUpload
+
+T = TypeVar("T")
+
+#: A batch read lists a folder first when it asks for this many of its keys (see ``_read_many``).
+LIST_FIRST = 8
+
+#: Backends with a lease release in flight: settled at exit, so no lease outlives its process.
+_RELEASING: weakref.WeakSet[S3Backend] = weakref.WeakSet()
+
+
+@atexit.register
+def _settle_at_exit() -> None:
+    for backend in list(_RELEASING):
+        backend._settle_releases(timeout=10.0)
 
 
 class S3Backend(PrefixDirectories, MultipartUpload):
@@ -49,6 +69,7 @@ class S3Backend(PrefixDirectories, MultipartUpload):
         modes=False,
         symlinks=False,
         lock_can_expire=True,
+        lock_knows_resolved=True,
         notes=(
             "Versions are S3 ETags (plus VersionId on versioned buckets); writes and deletes are "
             "conditional in the store (If-Match / If-None-Match), multipart uploads included.",
@@ -86,6 +107,8 @@ class S3Backend(PrefixDirectories, MultipartUpload):
         self._owns_fs = owns_fs
         self._private_fs = private_fs
         self._held = HeldLocks()
+        self._releases: builtins.list[tuple[str, concurrent.futures.Future[None]]] = []
+        self._releases_guard = threading.Lock()
 
     @classmethod
     def from_url(cls, url: str, storage_options: dict[str, Any]) -> S3Backend:
@@ -109,6 +132,13 @@ class S3Backend(PrefixDirectories, MultipartUpload):
 
     def describe(self) -> str:
         return f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}"
+
+    def _run(self, factory: Callable[[], Awaitable[T]]) -> T:
+        """Every synchronous call: a lease release in flight lands first, so this backend never
+        sees its own released lease (nor waits on it), as if the release had been synchronous."""
+        if self._releases:
+            self._settle_releases()
+        return super()._run(factory)
 
     def check_root(self) -> None:
         """The bucket exists (one ``HeadBucket``); a prefix needs nothing: a fresh one is empty."""
@@ -221,12 +251,38 @@ class S3Backend(PrefixDirectories, MultipartUpload):
     async def _read_many(
         self, keys: Sequence[str], limit: int | None = None
     ) -> builtins.list[tuple[bytes, FileInfo] | BaseException]:
-        """One concurrent round of GETs, then the misses told apart from directories. A miss is
+        """One concurrent round of GETs, then the misses told apart from directories. A folder
+        with ``LIST_FIRST`` keys or more asked for is listed first (one page): only the keys
+        found there as objects are fetched, so new files (a patch adding a module) cost one
+        LIST instead of a GET each; a key that appears after the listing reads as missing, as
+        it would had the GET come first (the write's ``If-None-Match`` is its check). A miss is
         not explained further (a file where a parent directory should be): vfs checks the
         ancestors of what it writes itself, and ``read`` explains it fully."""
-        results = await self._gather([self._read(k, limit=limit, explain_misses=False) for k in keys])
-        await self._explain_misses(keys, results)
-        return results
+        known = await self._listed_misses(keys)
+        fetch = [k for k in keys if k not in known]
+        fetched = await self._gather([self._read(k, limit=limit, explain_misses=False) for k in fetch])
+        await self._explain_misses(fetch, fetched)
+        got = dict(zip(fetch, fetched, strict=True))
+        return [got[k] if k not in known else known[k] for k in keys]
+
+    async def _listed_misses(self, keys: Sequence[str]) -> dict[str, OSError]:
+        """The keys of the well-asked folders (see :meth:`_read_many`) that their listing shows
+        are no object: missing, or a directory."""
+        folders: dict[str, set[str]] = {}
+        for key in keys:
+            folders.setdefault(parent_of(key), set()).add(key)
+        asked = [p for p, members in folders.items() if len(members) >= LIST_FIRST]
+        misses: dict[str, OSError] = {}
+        for folder, entries in zip(asked, await self._gather([self._entries(p, 1) for p in asked]), strict=True):
+            if not isinstance(entries, tuple):
+                continue  # too large to list in one page, or the listing failed: GET them
+            files, dirs = entries
+            for key in folders[folder] - files:
+                if key in dirs:
+                    misses[key] = IsADirectoryError(errno.EISDIR, "Is a directory", key)
+                else:
+                    misses[key] = FileNotFoundError(errno.ENOENT, "No such file or directory", key)
+        return misses
 
     async def _matches(self, key: str, version: str | None) -> bool:
         if version is None:
@@ -276,6 +332,7 @@ class S3Backend(PrefixDirectories, MultipartUpload):
 
     def close(self) -> None:
         self._held.release_all()
+        self._settle_releases()
         if self._owns_fs and self._private_fs:
             self._close_client()
 
@@ -313,3 +370,24 @@ class S3Backend(PrefixDirectories, MultipartUpload):
 
     def lease_delete(self, key: str, *, if_etag: str) -> None:
         self.delete(DeleteItem(key, if_version=if_etag))
+
+    def lease_delete_soon(self, key: str, *, if_etag: str) -> None:
+        """Release the lease without waiting for the answer: everything the holder did is
+        acknowledged by now (its decision and history records included), so the caller's
+        result need not wait one more round trip. The DELETE lands before any later request of
+        this backend is sent (see :meth:`_run`), before ``close`` and before the interpreter
+        exits; other clients see the lease a round trip longer, as if released later."""
+        future = asyncio.run_coroutine_threadsafe(self._delete(DeleteItem(key, if_version=if_etag)), self.fs.loop)
+        with self._releases_guard:
+            self._releases.append((key, future))
+        _RELEASING.add(self)
+
+    def _settle_releases(self, key: str | None = None, timeout: float = 30.0) -> None:
+        """Wait for the releases in flight (of ``key``, or all). A failed one changes nothing:
+        the lease was taken over meanwhile, or it stays until it expires."""
+        with self._releases_guard:
+            mine = [(k, f) for k, f in self._releases if key is None or k == key]
+            self._releases = [(k, f) for k, f in self._releases if (k, f) not in mine]
+        for _, future in mine:
+            with contextlib.suppress(Exception):
+                future.result(timeout=timeout)

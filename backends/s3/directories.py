@@ -51,24 +51,35 @@ class PrefixDirectories(S3Requests):
         )
         return miss_verdict(key, want, bool(is_dir), here, heads)
 
-    async def _child_prefixes(self, key: str, max_pages: int = 4) -> set[str] | None:
-        """Keys of the "subdirectories" directly under ``key`` (``None``: too many to list)."""
+    async def _entries(self, key: str, max_pages: int = 4) -> tuple[set[str], set[str]] | None:
+        """Keys of the objects and of the "subdirectories" directly under ``key`` (``None``: more
+        than ``max_pages`` pages to list)."""
         prefix = self._dir_prefix(key)
-        found: set[str] = set()
+        files: set[str] = set()
+        dirs: set[str] = set()
         token: str | None = None
         for _ in range(max_pages):
             kw: dict[str, Any] = {"Prefix": prefix, "Delimiter": "/"}
             if token:
                 kw["ContinuationToken"] = token
             page = await self._calls("list_objects_v2", key, **kw)
-            for cp in page.get("CommonPrefixes", []) or []:
-                name = str(cp["Prefix"])[len(prefix) :].rstrip("/")
-                if name and "/" not in name:
-                    found.add(f"{key}/{name}" if key else name)
+            for found, entries, field in (
+                (files, page.get("Contents"), "Key"),
+                (dirs, page.get("CommonPrefixes"), "Prefix"),
+            ):
+                for entry in entries or []:
+                    name = str(entry[field])[len(prefix) :].rstrip("/")
+                    if name and "/" not in name:
+                        found.add(f"{key}/{name}" if key else name)
             if not page.get("IsTruncated"):
-                return found
+                return files, dirs
             token = page.get("NextContinuationToken")
         return None
+
+    async def _child_prefixes(self, key: str, max_pages: int = 4) -> set[str] | None:
+        """Keys of the "subdirectories" directly under ``key`` (``None``: too many to list)."""
+        entries = await self._entries(key, max_pages)
+        return None if entries is None else entries[1]
 
     async def _list(self, key: str) -> list[FileInfo]:
         prefix = self._dir_prefix(key)

@@ -143,6 +143,29 @@ def test_cas_takeover_fences_the_old_holder() -> None:
     new.release()
 
 
+def test_a_free_lease_is_fresh_and_a_dirty_release_is_taken_over_at_once() -> None:
+    """``fresh`` tells the commit that no holder left work behind: true only for a lease created
+    where there was none. A holder that leaves work marks its release dirty: the object stays,
+    marked released, and the next holder takes it over without waiting for the expiry (30 s
+    here, with no clock skew allowance needed) and is not fresh."""
+    store = MemoryCasStore()
+    first = _cas(store).acquire()
+    assert first.fresh and not first.took_over
+    first.mark_dirty()
+    first.release()
+    left = store.lease_get(KEY)
+    assert left is not None and json.loads(left[0])["released"] is True and not first.lost
+    started = time.monotonic()
+    second = _cas(store, timeout=5.0).acquire()
+    assert time.monotonic() - started < 5.0  # not the 30 s lease time
+    assert second.took_over and not second.fresh
+    second.release()  # clean: deleted
+    assert store.lease_get(KEY) is None
+    third = _cas(store).acquire()
+    assert third.fresh
+    third.release()
+
+
 def test_held_locks_are_released_by_release_all() -> None:
     store, held = MemoryCasStore(), HeldLocks()
     lease = CasLease(store, KEY, timeout=1, ttl=30, clock_skew=0, held=held).acquire()

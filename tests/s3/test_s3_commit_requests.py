@@ -1,0 +1,106 @@
+"""What a commit costs on S3, in requests (issue 20), and what the cheaper path rests on: a
+commit that found the lock free does not list the journals, because a holder that leaves a
+journal unresolved marks the lock instead of deleting it. Counts, never times."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import vfs
+from backends.s3 import S3Backend
+from tests.s3.conftest import BackendMaker
+
+MOUNT = "/workspace"
+
+
+def _record(backend: S3Backend) -> list[tuple[str, str]]:
+    """Every request ``backend`` sends from now on: (operation, key). A lease release still in
+    flight (an earlier commit's, not waited for) is let land first: it is not this test's."""
+    backend._settle_releases()
+    sent: list[tuple[str, str]] = []
+    real = backend._call
+
+    async def call(op: str, key: str, **kw: Any) -> Any:
+        sent.append((op, key))
+        return await real(op, key, **kw)
+
+    backend._call = call  # type: ignore[method-assign]
+    return sent
+
+
+def _workspace(backend: S3Backend) -> vfs.Workspace:
+    ws = vfs.Workspace(backend, mount=MOUNT)
+    ws.write_bytes(f"{MOUNT}/src/app.py", b"print(1)\n")  # .vfs/ made, the file there
+    return ws
+
+
+def test_an_edit_is_its_read_and_five_requests(make_backend: BackendMaker) -> None:
+    """Read one file, write it back changed: the GET, then lease PUT, the file's PUT (If-Match:
+    its own check), the history record (journal and mark) and the lease DELETE. No HEAD or LIST:
+    the GET gave bytes and version, the file implies its folders, the free lock the journals."""
+    backend = make_backend()
+    ws = _workspace(backend)
+    sent = _record(backend)
+    with ws.transaction() as tx:
+        tx.write(f"{MOUNT}/src/app.py", tx.read_bytes(f"{MOUNT}/src/app.py") + b"print(2)\n")
+    backend._settle_releases()  # the lease DELETE, sent without waiting for its answer
+    ops = [op for op, _ in sent]
+    assert sorted(ops) == sorted(
+        ["get_object", "put_object", "put_object", "put_object", "put_object", "delete_object"]
+    )
+    assert ws.read_bytes(f"{MOUNT}/src/app.py") == b"print(1)\nprint(2)\n"
+    assert [(c.path, c.action) for c in ws.log(limit=1)[0].changes] == [(f"{MOUNT}/src/app.py", "modify")]
+
+
+def test_a_holder_that_leaves_a_journal_unresolved_makes_the_next_one_look(make_backend: BackendMaker) -> None:
+    """A journal left unresolved (here: planted, as a commit whose rollback failed leaves it)
+    by a holder that knows it marks the lock released-dirty: the next commit, by another client,
+    takes the lock over at once, lists the journals and recovers that one first."""
+    first = make_backend()
+    ws = _workspace(first)
+    second = make_backend(bucket=first.bucket, prefix=first.prefix, storage={"skip_instance_cache": True})
+    other = vfs.Workspace(second, mount=MOUNT)
+    with ws._ctx.commit_lock():  # a holder that leaves a journal it could not resolve
+        tx = ws.transaction()
+        tx.write(f"{MOUNT}/src/app.py", b"half\n")
+        journal_txid = _plant_pending_journal(ws, tx)
+        ws._ctx.unresolved[journal_txid] = "its rollback failed"
+    lease = json.loads(first.read(".vfs/lock")[0])
+    assert lease["released"] is True  # left in place, marked, not deleted
+    sent = _record(second)
+    other.write_bytes(f"{MOUNT}/src/other.py", b"x\n")
+    assert ("list_objects_v2", ".vfs/tx") in sent  # it looked for the journal...
+    assert journal_txid not in other.pending()  # ...and resolved it before committing
+    assert other.read_bytes(f"{MOUNT}/src/other.py") == b"x\n"
+
+
+def _plant_pending_journal(ws: vfs.Workspace, tx: vfs.Transaction) -> str:
+    """Write ``tx``'s journal without applying it: an interrupted commit's record."""
+    from vfs.commit import Commit
+
+    commit = Commit(ws._ctx, tx._overlay, label="half", kind="commit", reverts=[])
+    targets = tx._overlay.targets()
+    commit._read_pre_images(targets)
+    journal = commit._prepare_journal(targets)
+    ws._ctx.storage.write(ws._ctx.log.journal_item(journal))
+    tx.abort()
+    return journal.txid
+
+
+def test_a_batch_read_of_a_folder_lists_it_and_fetches_only_its_files(make_backend: BackendMaker) -> None:
+    """Eight or more keys of one folder: one LIST tells files, missing keys and directories
+    apart, and only the files are fetched (a patch adding modules costs no GET per new file)."""
+    from backends.base import WriteItem
+
+    backend = make_backend()
+    backend.write(WriteItem("pkg/old.py", b"old\n"))
+    backend.write(WriteItem("pkg/sub/inner.py", b"inner\n"))
+    keys = ["pkg/old.py", "pkg/sub"] + [f"pkg/new_{i}.py" for i in range(8)]
+    sent = _record(backend)
+    results = backend.read_many(keys)
+    assert sorted(op for op, _ in sent) == ["get_object", "list_objects_v2"]
+    data, info = results[0]  # type: ignore[misc]
+    assert data == b"old\n" and info.version
+    assert isinstance(results[1], IsADirectoryError)
+    assert all(type(r) is FileNotFoundError for r in results[2:])
