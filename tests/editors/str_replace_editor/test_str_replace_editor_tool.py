@@ -11,6 +11,7 @@ from backends.base import Backend, DeleteItem, FileInfo
 from editors.str_replace_editor.config import ConfigError
 from editors.str_replace_editor.render import TRUNCATED_MESSAGE
 from editors.str_replace_editor.tool import StrReplaceEditor, ToolResult
+from tests.support.backends import FACTORIES
 from tests.support.faults import FaultyBackend
 from tests.support.trees import populate, snapshot_tree, write_external
 
@@ -312,9 +313,32 @@ EXACT = [
 ]
 
 
+@pytest.fixture
+def memory_workspace(request):
+    """The exact texts do not depend on the store: one copy of them, on the memory backend."""
+    return FACTORIES["memory"](request)
+
+
+#: The exact-text cases that also run on every backend (views, edits, refusals).
+SMOKE = ("view file", "view directory", "create", "str_replace", "str_replace not found", "create existing file")
+
+
 @pytest.mark.parametrize(("views", "call", "code", "expected"), [e[1:] for e in EXACT], ids=[e[0] for e in EXACT])
-def test_exact_texts(make_workspace, views, call, code, expected):
-    ws = make_workspace(FILES)
+def test_exact_texts(memory_workspace, views, call, code, expected):
+    _check_exact(memory_workspace, views, call, code, expected)
+
+
+@pytest.mark.parametrize(
+    ("views", "call", "code", "expected"),
+    [e[1:] for e in EXACT if e[0] in SMOKE],
+    ids=[e[0] for e in EXACT if e[0] in SMOKE],
+)
+def test_exact_texts_on_every_backend(make_workspace, views, call, code, expected):
+    _check_exact(make_workspace, views, call, code, expected)
+
+
+def _check_exact(make, views, call, code, expected):
+    ws = make(FILES)
     m = ws.mount
     editor = StrReplaceEditor(ws)
     for rel in views:
