@@ -28,6 +28,12 @@ needs_proc_syscall = pytest.mark.skipif(
 )
 
 
+def _ctrl_c_as_at_a_terminal() -> None:
+    # A job started in the background of a non-interactive shell (a CI script's `... &`) inherits
+    # SIGINT ignored, and Python then leaves it ignored: the verb would never see the Ctrl-C.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def spawn(*args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "editors.cli", *args],
@@ -36,6 +42,7 @@ def spawn(*args: str) -> subprocess.Popen[bytes]:
         stderr=subprocess.PIPE,
         env=cli_env(),
         cwd=REPO,
+        preexec_fn=_ctrl_c_as_at_a_terminal,
     )
 
 
