@@ -225,6 +225,9 @@ def test_s3_workload_declares_counts_absolute_target_and_runs(tmp_path: Path, mo
     workload = module.build(Context(tmp_path, "full"))
     assert workload.runs == 3 and repetitions(workload, 7) == 3
     counts = [s for s in workload.series if s.unit == "count"]
-    assert [s.key for s in counts] == ["requests.100"] and counts[0].quantity == "requests/file"
+    assert [s.key for s in counts] == ["requests.100", "requests.edit", "round_trips.edit"]
+    assert [s.quantity for s in counts] == ["requests/file", "requests", "round trips"]
     per_file = [t for t in workload.targets if t.numerator == "requests.100"]
     assert len(per_file) == 1 and per_file[0].kind == "absolute" and per_file[0].bound == 4.0
+    edit = {t.numerator: t.bound for t in workload.targets if t.numerator.endswith(".edit")}
+    assert edit == {"requests.edit": 6.0, "round_trips.edit": 4.0}  # issue 20's bounds, absolute counts
