@@ -37,7 +37,7 @@ from collections.abc import Callable
 
 from backends.base import BeingWritten, PreconditionFailed, Vanished
 from backends.local.containment import Directory
-from backends.local.publish import discard, fresh_temp_name, read_fd
+from backends.local.publish import discard, fresh_temp_name
 
 Check = Callable[[os.stat_result], bool]
 RENAME_EXCHANGE = 2
@@ -304,15 +304,19 @@ def _give_waiters_the_file(directory: Directory, name: str, leased: int) -> None
     they read is then what stands there, never bytes that were refused. A writer among them
     writes into our file, which is therefore kept, not dropped."""
     fd = directory.open(name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0), 0)
-    try:
-        data = read_fd(fd)
+    try:  # piece by piece: the file may be as large as any (never held whole in memory)
+        offset = 0
+        while piece := os.pread(fd, _COPY_PIECE, offset):
+            view = memoryview(piece)
+            while view:
+                written = os.pwrite(leased, view, offset)
+                view, offset = view[written:], offset + written
     finally:
         os.close(fd)
-    view = memoryview(data)
-    offset = 0
-    while offset < len(view):
-        offset += os.pwrite(leased, view[offset:], offset)
-    os.ftruncate(leased, len(data))
+    os.ftruncate(leased, offset)
+
+
+_COPY_PIECE = 1 << 20
 
 
 def _link_back(
