@@ -202,8 +202,11 @@ class S3Backend(PrefixDirectories, MultipartUpload):
             raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
         cond = self._condition(if_version, if_absent)
         data = bytes(joined(item.data))
+        # under a lease, a body too big to leave in one write goes up in parts, unseen until a
+        # small fenced completion (backends.s3.fence.INLINE_BODY says why)
+        multipart = len(data) >= self.multipart_threshold or (len(data) > fence.INLINE_BODY and self._under_lease(key))
         try:
-            if len(data) >= self.multipart_threshold:
+            if multipart:
                 out = await self._multipart(key, data, cond)
             else:
                 out = await self._call("put_object", key, Key=self._obj(key), Body=data, **cond)
@@ -213,7 +216,7 @@ class S3Backend(PrefixDirectories, MultipartUpload):
                 # 412/409; or If-Match on a missing key (AWS and moto answer 404)
                 current: FileInfo | None = None
                 looked = False
-                if parts is not None and parts[3] > 0 and len(data) < self.multipart_threshold:
+                if parts is not None and parts[3] > 0 and not multipart:
                     # botocore retried: the first attempt may have landed. Is it our write?
                     current, looked = await self._head(key), True
                     md5 = f'"{hashlib.md5(data, usedforsecurity=False).hexdigest()}"'

@@ -152,6 +152,11 @@ class S3Requests:
             raise
         return result
 
+    def _under_lease(self, key: str) -> bool:
+        """Whether a change of ``key`` goes out under a held lease (checked before it is sent and
+        signed to expire with it); the lease's own objects are not."""
+        return key not in self._held.lease_keys() and math.isfinite(self._held.valid_until())
+
     async def _call(self, op: str, key: str, **kwargs: Any) -> dict[str, Any]:
         """One S3 request; raises the *raw* botocore error (callers classify it)."""
         await self.fs.set_session()
@@ -165,7 +170,7 @@ class S3Requests:
             kwargs = self.fs._get_s3_method_kwargs(method, Bucket=self.bucket, **kwargs)
         else:  # pragma: no cover - older s3fs
             kwargs = {"Bucket": self.bucket, **kwargs}
-        fenced = hooked and check is not None and math.isfinite(self._held.valid_until())
+        fenced = hooked and check is not None and self._under_lease(key)
         token = _SEND_CHECK.set(check if hooked else None)
         fence_token = fence.FENCE.set(self._held.valid_until if fenced else None)
         try:

@@ -15,6 +15,14 @@ expiry is rounded up by less than :data:`RESOLUTION`, and a waiter adds that sec
 takes a lease over (``CasLease(resolution=RESOLUTION)``): what the store still accepts lands before
 any takeover.
 
+The store checks the expiry when the request's head arrives, not when its body has: a request
+whose body is still being sent when its sender stops (or whose last bytes the network delays)
+lands late all the same (measured on SeaweedFS and on moto with S3's check: headers in time, body
+4 s after the expiry, 200 and the object written). So a fenced request is small: a body over
+:data:`INLINE_BODY` goes up as a multipart upload, whose parts stay unseen until a fenced
+``CompleteMultipartUpload`` (a few hundred bytes, with the write's condition) makes them the
+object; a paused or delayed part delays nothing that counts.
+
 What it rests on: the store enforces the expiry (AWS S3 and SeaweedFS do; moto, a test server,
 does not), and the store's clock is within the margin of the holder's (a quarter of the lease
 time: 7.5 s by default).
@@ -34,6 +42,12 @@ from backends.lease import LeaseLost
 
 #: The store's unit of expiry (whole seconds), which waiters add before a takeover.
 RESOLUTION = 1.0
+
+#: The largest body a fenced request carries itself. With its head (~1.5 KB, the query-string
+#: signature included) it is handed to the kernel in one write (aiohttp sends a request's head
+#: with its body) and fits an idle connection's empty send buffer (16 KiB by Linux's default
+#: ``tcp_wmem``): once written, the request leaves whole even if the process is stopped.
+INLINE_BODY = 8 * 1024
 
 #: The signature version that :func:`choose_signer` names for a fenced request.
 SIGNATURE_VERSION = "vfs-s3v4-fenced"
