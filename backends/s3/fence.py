@@ -45,9 +45,12 @@ RESOLUTION = 1.0
 
 #: The largest body a fenced request carries itself. With its head (~1.5 KB, the query-string
 #: signature included) it is handed to the kernel in one write (aiohttp sends a request's head
-#: with its body) and fits an idle connection's empty send buffer (16 KiB by Linux's default
-#: ``tcp_wmem``): once written, the request leaves whole even if the process is stopped.
-INLINE_BODY = 8 * 1024
+#: with its body) and fits an idle connection's empty send buffer (never under 16 KiB with
+#: Linux's default ``tcp_wmem``): once written, it leaves whole even if the process is stopped.
+#: 12 KiB keeps a small file's commit (its journal: the header, a pre- and a post-image) in one
+#: request. What no size closes: a request's tail that the network (or a suspended VM's kernel)
+#: holds past the expiry; the lease's margin, a quarter of its time, is the room for that.
+INLINE_BODY = 12 * 1024
 
 #: The signature version that :func:`choose_signer` names for a fenced request.
 SIGNATURE_VERSION = "vfs-s3v4-fenced"
