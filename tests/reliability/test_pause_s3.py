@@ -71,7 +71,8 @@ def test_checks_name_each_violation_class():
     assert _judged(final_tree=tree | {"mv/src.sh": b"s"}) == {"files lost"}
     assert _judged(final="mixed") == {"mixed tree", "second client's commit undone"}
     assert _judged(final="A") == {"second client's commit undone"}
-    assert _judged(second_error="TimeoutError", second_committed=None) == {"second client's commit undone"}
+    assert _judged(second_error="TimeoutError", second_committed=None, final="A") == set()  # a true refusal
+    assert _judged(second_error="TimeoutError", second_committed=None, final="B") == {"second client's commit undone"}
     assert _judged(committer={"committed": True, "state": "B"}) == {"untrue report"}
     assert _judged(seen_by_second="B", second_committed="A", final="A") == {"untrue report"}
     assert _judged(committer=None) == {"untrue report"}
