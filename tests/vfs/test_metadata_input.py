@@ -37,6 +37,8 @@ def _interrupted_commit(ws: vfs.Workspace) -> str:
     assert tx.result is not None and tx.result.txid is not None
     txid = tx.result.txid
     ws.backend.delete(DeleteItem(f"{TX}/{txid}.done"))  # the decision never landed
+    with ws._ctx.commit_lock() as held:
+        held.mark_dirty()  # as its holder, killed mid-commit, would have left the lock
     return txid
 
 
