@@ -33,7 +33,7 @@ from vfs.context import Context
 from vfs.errors import NotFound, RollbackFailed, StaleVersion, VfsError
 from vfs.recovery import recover, rollback
 from vfs.staging import Overlay
-from vfs.txlog import DoneRecord, Journal, Kind, Scan, TargetRecord, digest, new_txid
+from vfs.txlog import RECORD_INLINE_MAX, DoneRecord, Journal, Kind, Scan, TargetRecord, digest, new_txid
 from vfs.types import Change, CommitResult
 
 #: Test-only: name of the commit step at which the process kills itself (crash tests).
@@ -347,15 +347,18 @@ class Commit:
 
     def _record_single(self, journal: Journal, done: DoneRecord) -> list[str]:
         """Write the history record of a landed single-target commit; what went wrong, if anything.
-        Both records at once, unflushed (one round trip on S3): the journal says ``committed``,
-        so neither order of landing can be read as an interrupted commit."""
+        Unflushed, as one ``.record`` (one file to create now and to free when pruned), or for a
+        large pre-image as journal + decision at once (one round trip on S3): the journal says
+        ``committed``, so neither order of landing can be read as an interrupted commit."""
         log = self.ctx.log
+        if sum(len(image) for image in journal.pre_images.values()) <= RECORD_INLINE_MAX:
+            items = [log.record_item(journal, done)]
+        else:
+            items = [log.journal_item(journal, durable=False), log.done_item(done, durable=False)]
         try:
             self.ctx.ensure_meta()
             crash_point("before-mark")
-            results = self.storage.write_many(
-                [log.journal_item(journal, durable=False), log.done_item(done, durable=False)]
-            )
+            results = self.storage.write_many(items)
             crash_point("marked")
             failure = next((r for r in results if isinstance(r, VfsError)), None)
         except VfsError as exc:

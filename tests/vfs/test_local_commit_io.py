@@ -106,9 +106,10 @@ class FailingJournalDelete(LocalBackend):
 def test_pruning_never_leaves_a_lone_journal(tmp_path: Path) -> None:
     backend = FailingJournalDelete(str(tmp_path))
     ws = vfs.Workspace(backend, mount=str(tmp_path), history_limit=100)
-    for k in range(3):
+    for k in range(3):  # two files each: journaled commits, whose history is journal + decision
         with ws.transaction(label=f"c{k}") as tx:
             tx.write(str(tmp_path / "a.txt"), f"v{k}".encode())
+            tx.write(str(tmp_path / "b.txt"), f"v{k}".encode())
     tx_dir = tmp_path / ".vfs" / "tx"
     txids = sorted(n.removesuffix(".done") for n in os.listdir(tx_dir) if n.endswith(".done"))
     assert len(txids) == 3
