@@ -11,7 +11,11 @@ files, every output checked against the generator's reference:
 - ``ours.inproc``: ``editors.apply_patch.tool.apply_patch`` in this process (durable);
 - ``undo``: ``workspace.undo()`` of that patch in this process, applied untimed just before and
   settled (durable); the target compares it with ``ours.inproc``, the apply it reverts;
-- ``fsync``: the floor: ``files`` fsyncs of a 4 KB file each (measured in the same run).
+- ``fsync``: the floor: ``files`` fsyncs of a 4 KB file each (measured in the same run);
+- ``atomic``: the patch's result written by bare atomic replaces in this process (a temp file
+  created, written and renamed over each file, no fsync; the deleted ones unlinked): what creating
+  an inode per file costs, which an atomic replace cannot avoid and Codex's in-place rewrite does not
+  pay (informative).
 
 Every run starts from the original files (added ones removed), settled past the racy window, with
 the history emptied.
@@ -19,12 +23,28 @@ the history emptied.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from benchmarks.context import Context, check_files, check_process, reset_history, restore
 from benchmarks.core import Measured, Series, Target, Workload, timed
 from benchmarks.workloads.transaction import fsync_floor
+
+
+def atomic_replaces(files: dict[Path, bytes], deleted: list[Path]) -> None:
+    """Each file replaced by a temp file renamed over it (atomic, not durable); ``deleted`` removed."""
+    for path, data in files.items():
+        tmp = path.with_name(f".{path.name}.atomic")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    for path in deleted:
+        path.unlink()
+
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "full": {"files": 2000, "adds": 60, "deletes": 20, "dirs": 20, "lines": 30},
@@ -130,6 +150,8 @@ def build(ctx: Context) -> Workload:
                verify("undo", *before)),
         Series("fsync", f"the floor: {p['files']:,} fsyncs of a 4 KB file", "baseline",
                lambda: fsync_floor(probe_dir, p["files"])),
+        Series("atomic", "the result by bare atomic replaces in-process (temp + rename, no fsync)", "baseline",
+               lambda: timed(lambda: atomic_replaces(expected, deleted)), settled, verify("atomic", *after)),
     ]  # fmt: skip
     n = p["files"]
     targets = [
