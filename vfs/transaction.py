@@ -59,6 +59,7 @@ class Transaction:
         self._overlay = Overlay()
         self._seen = self._overlay.seen
         self._staged = self._overlay.staged
+        self._resolved: dict[tuple[str, bool], str] = {}  # (path, follow) -> key, see _key
         self._status: Literal["open", "committed", "aborted"] = "open"
         self.result: CommitResult | None = None
 
@@ -80,6 +81,25 @@ class Transaction:
     # -- key resolution and the staged view ---------------------------------------------------
 
     def _key(self, path: str, *, follow: bool = True) -> str:
+        """The resolved key of ``path``. Resolved again at each call (a symlink may have moved
+        since), except once this transaction holds the key's state (its bytes read, its absence
+        seen, or a change staged): then no byte of it is read from the store again (the commit
+        writes through handles that refuse a swapped-in symlink) and the first resolution stands
+        (an edit reads, then writes, the same path: one resolution, not three)."""
+        known = self._resolved.get((path, follow))
+        if known is not None and self._holds(known):
+            return known
+        key = self._resolve(path, follow)
+        self._resolved[(path, follow)] = key
+        return key
+
+    def _holds(self, key: str) -> bool:
+        if key in self._staged:
+            return True
+        seen = self._seen.get(key)
+        return seen is not None and (seen.data is not None or seen.state == "absent")
+
+    def _resolve(self, path: str, follow: bool) -> str:
         key = self._ctx.mapper.to_key(path)
         if not follow:
             parent = parent_of(key)

@@ -230,6 +230,38 @@ def test_resolving_a_key_stats_only_below_the_root(tmp_path: Path, monkeypatch: 
         root.resolve("a/out/etc")
 
 
+def test_an_edit_resolves_its_path_once_and_an_unread_path_each_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read then write the same path: one resolution (the transaction holds its bytes from the
+    read on). A path it holds nothing of is resolved at every call: a symlink retargeted meanwhile
+    is followed where it now points."""
+    for name in ("x", "y"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "f.txt").write_bytes(name.encode())
+    (tmp_path / "link").symlink_to(tmp_path / "x")
+    ws = vfs.open_workspace(str(tmp_path))
+    resolved: list[str] = []
+    backend = ws._ctx.storage.backend
+    real = backend.resolve
+
+    def counting(key: str) -> str:
+        resolved.append(key)
+        return real(key)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(backend, "resolve", counting)
+    with ws.transaction() as tx:
+        assert tx.exists(str(tmp_path / "link" / "f.txt"))  # a stat holds no bytes: resolved again below
+        (tmp_path / "link").unlink()
+        (tmp_path / "link").symlink_to(tmp_path / "y")
+        assert tx.read(str(tmp_path / "link" / "f.txt")).data == b"y"
+        tx.write(str(tmp_path / "link" / "f.txt"), b"Y2")
+        assert tx.read(str(tmp_path / "link" / "f.txt")).data == b"Y2"
+    assert resolved == ["link/f.txt", "link/f.txt"]
+    assert (tmp_path / "y" / "f.txt").read_bytes() == b"Y2"
+    assert (tmp_path / "x" / "f.txt").read_bytes() == b"x"
+
+
 def test_a_read_waits_out_a_lease_another_writer_holds(tmp_path: Path) -> None:
     """A vfs writer holds a write lease on its staged file between the swap and the check; an
     O_NONBLOCK open fails there with EAGAIN (a blocking one would wait): the read waits it out."""
