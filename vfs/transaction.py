@@ -59,7 +59,7 @@ class Transaction:
         self._overlay = Overlay()
         self._seen = self._overlay.seen
         self._staged = self._overlay.staged
-        self._resolved: dict[tuple[str, bool], str] = {}  # (path, follow) -> key, see _key
+        self._resolved: dict[tuple[str, bool], str] = {}  # (key as written, follow) -> key, see _key
         self._status: Literal["open", "committed", "aborted"] = "open"
         self.result: CommitResult | None = None
 
@@ -86,12 +86,13 @@ class Transaction:
         seen, or a change staged): then no byte of it is read from the store again (the commit
         writes through handles that refuse a swapped-in symlink) and the first resolution stands
         (an edit reads, then writes, the same path: one resolution, not three)."""
-        known = self._resolved.get((path, follow))
+        key = self._ctx.mapper.to_key(path)  # the sandbox's check of the path as written
+        known = self._resolved.get((key, follow))
         if known is not None and self._holds(known):
             return known
-        key = self._resolve(path, follow)
-        self._resolved[(path, follow)] = key
-        return key
+        resolved = self._resolve(key, follow)
+        self._resolved[(key, follow)] = resolved
+        return resolved
 
     def _holds(self, key: str) -> bool:
         if key in self._staged:
@@ -99,8 +100,7 @@ class Transaction:
         seen = self._seen.get(key)
         return seen is not None and (seen.data is not None or seen.state == "absent")
 
-    def _resolve(self, path: str, follow: bool) -> str:
-        key = self._ctx.mapper.to_key(path)
+    def _resolve(self, key: str, follow: bool) -> str:
         if not follow:
             parent = parent_of(key)
             resolved_parent = self._ctx.resolve(parent) if parent else parent
