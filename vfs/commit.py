@@ -153,13 +153,14 @@ class Commit:
         only an explicit directory (a marker object) needs its parents made too."""
         real_dirs = self.ctx.capabilities.real_directories
         base_len = len(self.ctx.mapper.base_key)
+        changed = set(targets)  # membership per ancestor: a list would make this quadratic
         ancestors = sorted(
             {
                 a
                 for key in targets
                 if real_dirs or self.overlay.staged[key].state == "directory"
                 for a in iter_parents(key)
-                if len(a) > base_len and a not in targets
+                if len(a) > base_len and a not in changed
             }
         )
         missing = {a for a, info in zip(ancestors, self.storage.stat_many(ancestors), strict=True) if info is None}

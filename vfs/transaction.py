@@ -215,17 +215,17 @@ class Transaction:
         """Read many files at once (concurrently on a batching backend such as S3), so the
         :meth:`read` calls that follow are served from memory. Errors surface at those reads."""
         self._require_open()
-        keys = []
+        keys: dict[str, None] = {}  # ordered, and a membership test that is not a scan
         for path in paths:
             try:
                 key = self._key(path)
             except VfsError:
                 continue  # reported, in its turn, by the read of that path
-            if key not in self._staged and key not in self._seen and key not in keys:
-                keys.append(key)
+            if key not in self._staged and key not in self._seen:
+                keys[key] = None
         if len(keys) < 2 or not self._storage.batches:
             return
-        for key, result in zip(keys, self._storage.read_many(keys, self._ctx.max_file_bytes), strict=True):
+        for key, result in zip(keys, self._storage.read_many(list(keys), self._ctx.max_file_bytes), strict=True):
             if isinstance(result, NotFound):
                 self._seen[key] = Seen("absent")
             elif not isinstance(result, VfsError):
