@@ -365,6 +365,7 @@ class Commit:
         except VfsError as exc:
             failure = exc
         if failure is None:
+            log.remember(done)
             return []
         gap = log.mark_gap(journal.txid)
         return [

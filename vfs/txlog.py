@@ -253,6 +253,8 @@ class TxLog:
         self.display = display
         #: txids seen (listed or written) as a ``.record``: which file to read first
         self._records: set[str] = set()
+        #: decisions this log wrote and saw land, until pruning takes them (see :meth:`take_written`)
+        self._written: dict[str, DoneRecord] = {}
 
     # -- names --------------------------------------------------------------------------------
 
@@ -325,7 +327,20 @@ class TxLog:
             self.storage.write(self.done_item(record))
         except (Exists, StaleVersion):
             return self.read_done(record.txid)
+        self.remember(record)
         return record
+
+    def remember(self, record: DoneRecord) -> None:
+        """A decision this log wrote and saw land: pruning need not read it back."""
+        self._written[record.txid] = record
+
+    def take_written(self, txids: list[str]) -> dict[str, DoneRecord]:
+        """The decisions among ``txids`` (as listed, oldest first) that this log wrote; what it
+        remembers of older ones is dropped (their records are gone)."""
+        taken = {t: self._written.pop(t) for t in txids if t in self._written}
+        newest = txids[-1] if txids else ""
+        self._written = {t: r for t, r in self._written.items() if t > newest}
+        return taken
 
     def mark_gap(self, txid: str) -> bool:
         try:

@@ -132,3 +132,27 @@ def test_history_written_as_journal_and_decision_still_reads(make_workspace):
     names = [e.name for e in reopened.backend.list(".vfs/tx")]
     assert len(names) <= 2 + 1 + reopened._history._slack  # the records kept, an undo's pair
     assert not [n for n in names if n.endswith(".journal") and n.replace(".journal", ".done") not in names]
+
+
+def test_pruning_reads_back_only_the_decisions_another_client_wrote(make_workspace, monkeypatch):
+    ws = make_workspace({"a.txt": b"0"}, history_limit=2)
+    other = make_workspace.reopen(ws, history_limit=2)
+    m = ws.mount
+    theirs = {other.write_bytes(f"{m}/b{k}.txt", b"theirs").txid for k in range(3)}
+    backend = ws._ctx.storage.backend
+    read_back: list[str] = []
+    for name in ("read", "read_many"):
+        real = getattr(backend, name, None)
+        if real is None:
+            continue
+
+        def counting(arg, *args, _real=real, **kwargs):
+            keys = [arg] if isinstance(arg, str) else list(arg)
+            read_back.extend(k for k in keys if k.startswith(".vfs/tx/"))
+            return _real(arg, *args, **kwargs)
+
+        monkeypatch.setattr(backend, name, counting)
+    for k in range(40):
+        ws.write_bytes(f"{m}/a.txt", str(k).encode())
+    assert {k.rsplit("/", 1)[-1].split(".")[0] for k in read_back} == theirs  # not one of its own 40
+    assert [e.label for e in ws.log()] == [f"write {m}/a.txt"] * 2
