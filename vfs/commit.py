@@ -33,7 +33,7 @@ from vfs.context import Context
 from vfs.errors import NotFound, RollbackFailed, StaleVersion, VfsError
 from vfs.recovery import recover, rollback
 from vfs.staging import Overlay
-from vfs.txlog import DoneRecord, Journal, Kind, Scan, TargetRecord, digest, new_txid
+from vfs.txlog import RECORD_INLINE_MAX, DoneRecord, Journal, Kind, Scan, TargetRecord, digest, new_txid
 from vfs.types import Change, CommitResult
 
 #: Test-only: name of the commit step at which the process kills itself (crash tests).
@@ -153,13 +153,14 @@ class Commit:
         only an explicit directory (a marker object) needs its parents made too."""
         real_dirs = self.ctx.capabilities.real_directories
         base_len = len(self.ctx.mapper.base_key)
+        changed = set(targets)  # membership per ancestor: a list would make this quadratic
         ancestors = sorted(
             {
                 a
                 for key in targets
                 if real_dirs or self.overlay.staged[key].state == "directory"
                 for a in iter_parents(key)
-                if len(a) > base_len and a not in targets
+                if len(a) > base_len and a not in changed
             }
         )
         missing = {a for a, info in zip(ancestors, self.storage.stat_many(ancestors), strict=True) if info is None}
@@ -347,20 +348,24 @@ class Commit:
 
     def _record_single(self, journal: Journal, done: DoneRecord) -> list[str]:
         """Write the history record of a landed single-target commit; what went wrong, if anything.
-        Both records at once, unflushed (one round trip on S3): the journal says ``committed``,
-        so neither order of landing can be read as an interrupted commit."""
+        Unflushed, as one ``.record`` (one file to create now and to free when pruned), or for a
+        large pre-image as journal + decision at once (one round trip on S3): the journal says
+        ``committed``, so neither order of landing can be read as an interrupted commit."""
         log = self.ctx.log
+        if sum(len(image) for image in journal.pre_images.values()) <= RECORD_INLINE_MAX:
+            items = [log.record_item(journal, done)]
+        else:
+            items = [log.journal_item(journal, durable=False), log.done_item(done, durable=False)]
         try:
             self.ctx.ensure_meta()
             crash_point("before-mark")
-            results = self.storage.write_many(
-                [log.journal_item(journal, durable=False), log.done_item(done, durable=False)]
-            )
+            results = self.storage.write_many(items)
             crash_point("marked")
             failure = next((r for r in results if isinstance(r, VfsError)), None)
         except VfsError as exc:
             failure = exc
         if failure is None:
+            log.remember(done)
             return []
         gap = log.mark_gap(journal.txid)
         return [

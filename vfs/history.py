@@ -128,6 +128,7 @@ class History:
         a decision is written once and never rewritten, so one read per record is enough."""
         self.ctx.require_resolved()
         known = self._known
+        known.update(self.ctx.log.take_written(txids))
         unread = [t for t in txids if t not in known]
         known.update((r.txid, r) for r in self.ctx.log.read_dones(unread))
         self._known = {t: known[t] for t in txids}  # forget what was pruned meanwhile

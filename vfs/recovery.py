@@ -265,7 +265,7 @@ def _discard(ctx: Context, txid: str) -> None:
     aside = f"{ctx.meta_key}/discarded"
     if ctx.storage.stat(aside) is None:
         ctx.storage.mkdir(aside)
-    for key in (log.journal_key(txid), log.done_key(txid)):
+    for key in (log.journal_key(txid), log.done_key(txid), log.record_key(txid)):
         try:
             data, _ = ctx.storage.read(key)
         except NotFound:

@@ -59,6 +59,7 @@ class Transaction:
         self._overlay = Overlay()
         self._seen = self._overlay.seen
         self._staged = self._overlay.staged
+        self._resolved: dict[tuple[str, bool], str] = {}  # (key as written, follow) -> key, see _key
         self._status: Literal["open", "committed", "aborted"] = "open"
         self.result: CommitResult | None = None
 
@@ -80,7 +81,26 @@ class Transaction:
     # -- key resolution and the staged view ---------------------------------------------------
 
     def _key(self, path: str, *, follow: bool = True) -> str:
-        key = self._ctx.mapper.to_key(path)
+        """The resolved key of ``path``. Resolved again at each call (a symlink may have moved
+        since), except once this transaction holds the key's state (its bytes read, its absence
+        seen, or a change staged): then no byte of it is read from the store again (the commit
+        writes through handles that refuse a swapped-in symlink) and the first resolution stands
+        (an edit reads, then writes, the same path: one resolution, not three)."""
+        key = self._ctx.mapper.to_key(path)  # the sandbox's check of the path as written
+        known = self._resolved.get((key, follow))
+        if known is not None and self._holds(known):
+            return known
+        resolved = self._resolve(key, follow)
+        self._resolved[(key, follow)] = resolved
+        return resolved
+
+    def _holds(self, key: str) -> bool:
+        if key in self._staged:
+            return True
+        seen = self._seen.get(key)
+        return seen is not None and (seen.data is not None or seen.state == "absent")
+
+    def _resolve(self, key: str, follow: bool) -> str:
         if not follow:
             parent = parent_of(key)
             resolved_parent = self._ctx.resolve(parent) if parent else parent
@@ -195,17 +215,17 @@ class Transaction:
         """Read many files at once (concurrently on a batching backend such as S3), so the
         :meth:`read` calls that follow are served from memory. Errors surface at those reads."""
         self._require_open()
-        keys = []
+        keys: dict[str, None] = {}  # ordered, and a membership test that is not a scan
         for path in paths:
             try:
                 key = self._key(path)
             except VfsError:
                 continue  # reported, in its turn, by the read of that path
-            if key not in self._staged and key not in self._seen and key not in keys:
-                keys.append(key)
+            if key not in self._staged and key not in self._seen:
+                keys[key] = None
         if len(keys) < 2 or not self._storage.batches:
             return
-        for key, result in zip(keys, self._storage.read_many(keys, self._ctx.max_file_bytes), strict=True):
+        for key, result in zip(keys, self._storage.read_many(list(keys), self._ctx.max_file_bytes), strict=True):
             if isinstance(result, NotFound):
                 self._seen[key] = Seen("absent")
             elif not isinstance(result, VfsError):

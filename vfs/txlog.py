@@ -9,14 +9,19 @@ Layout under the workspace's metadata folder::
                         ``committed`` (the commit point, also the ``vfs log`` entry) or
                         ``aborted`` (written before a rollback where another client could
                         otherwise roll the same journal forward)
+    tx/<txid>.record    the whole history record of a single-target commit in one file: its
+                        decision (``committed``), then its journal (the header says
+                        ``committed``); written after the change landed, for a pre-image of at
+                        most ``RECORD_INLINE_MAX`` bytes (a larger one: journal + decision, so
+                        that reading the log never reads large pre-images)
     tx/<txid>.gap       a commit landed but its history record could not be written: undo
                         must not reach past it
     checkpoints/<name>  a named point of history: the newest visible commit when it was made
 
 Rules (:meth:`TxLog.scan`): a journal without a decision, or with ``aborted``, is unresolved
 (recovery finishes it); a journal whose header says ``committed`` is the history record of a
-single-target commit; journal + ``committed`` is history. A lone ``.done`` is the harmless
-leftover of interrupted pruning.
+single-target commit; journal + ``committed`` is history, and so is a ``.record``. A lone
+``.done`` is the harmless leftover of interrupted pruning.
 
 Metadata is input, never trust: a record may have been truncated, flipped, edited or planted (a
 cloned repository can carry a ``.vfs/``). Every record carries its lengths and BLAKE2b digests,
@@ -47,10 +52,14 @@ KINDS = ("commit", "undo", "redo", "rewind")
 
 JOURNAL_MAGIC = b"VFSJOURNAL2\n"
 DONE_MAGIC = b"VFSDONE2\n"
+#: ``RECORD_MAGIC``, ``<decision length>\n``, the decision (as in ``.done``), then the journal.
+RECORD_MAGIC = b"VFSRECORD1\n"
+#: The largest pre-image a ``.record`` holds: the log reads every record whole.
+RECORD_INLINE_MAX = 1 << 16
 _TXID = re.compile(r"\d{20}-[0-9a-f]{8}")
 _DIGEST = re.compile(r"[0-9a-f]{32}")
 _STATES = ("file", "absent", "directory")
-_SUFFIXES = frozenset(("journal", "done", "gap"))
+_SUFFIXES = frozenset(("journal", "done", "gap", "record"))
 #: a session (conversation) id: what ``vfs undo --session`` names
 _SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 #: A header larger than this is not one of ours (a commit of 100,000 files stays far below).
@@ -187,6 +196,8 @@ class Scan:
     leftovers: list[str] = field(default_factory=list)  # names that are none of ours
     #: bytes each txid's records take (journal, decision, gap marker), as listed
     sizes: dict[str, int] = field(default_factory=dict)
+    #: txids whose history is one ``.record`` (also in ``journals`` and ``decided``)
+    records: set[str] = field(default_factory=set)
 
 
 class _Reader:
@@ -240,6 +251,10 @@ class TxLog:
         self.checkpoints_key = f"{tx_key.rsplit('/', 1)[0]}/checkpoints" if "/" in tx_key else "checkpoints"
         self.key_ok = key_ok
         self.display = display
+        #: txids seen (listed or written) as a ``.record``: which file to read first
+        self._records: set[str] = set()
+        #: decisions this log wrote and saw land, until pruning takes them (see :meth:`take_written`)
+        self._written: dict[str, DoneRecord] = {}
 
     # -- names --------------------------------------------------------------------------------
 
@@ -251,6 +266,9 @@ class TxLog:
 
     def gap_key(self, txid: str) -> str:
         return f"{self.tx_key}/{txid}.gap"
+
+    def record_key(self, txid: str) -> str:
+        return f"{self.tx_key}/{txid}.record"
 
     def scan(self, *, sizes: bool = False) -> Scan:
         """What ``tx/`` holds; the bytes of each txid's records only with ``sizes`` (a plain
@@ -275,16 +293,29 @@ class TxLog:
                 scan.journals.append(txid)
             elif suffix == "done":
                 scan.decided.add(txid)
+            elif suffix == "record":
+                scan.records.add(txid)
+                scan.decided.add(txid)
             else:
                 scan.gaps.append(txid)
-        scan.journals.sort()
+        scan.journals = sorted(set(scan.journals) | scan.records)
         scan.gaps.sort()
+        self._records = scan.records
         return scan
 
     # -- writing ------------------------------------------------------------------------------
 
     def journal_item(self, journal: Journal, *, durable: bool = True) -> WriteItem:
         return WriteItem(self.journal_key(journal.txid), journal.encode_parts(), durable=durable, versioned=False)
+
+    def record_item(self, journal: Journal, done: DoneRecord) -> WriteItem:
+        """The one-file history record of a landed single-target commit (unflushed, as the pair
+        it stands for: the change itself is the commit point)."""
+        assert journal.committed and done.txid == journal.txid and done.outcome == "committed"
+        decision = done.encode()
+        head = RECORD_MAGIC + f"{len(decision)}\n".encode() + decision
+        self._records.add(journal.txid)
+        return WriteItem(self.record_key(journal.txid), [head, *journal.encode_parts()], durable=False, versioned=False)
 
     def done_item(self, record: DoneRecord, *, durable: bool = True) -> WriteItem:
         return WriteItem(self.done_key(record.txid), record.encode(), if_absent=True, durable=durable, versioned=False)
@@ -296,7 +327,20 @@ class TxLog:
             self.storage.write(self.done_item(record))
         except (Exists, StaleVersion):
             return self.read_done(record.txid)
+        self.remember(record)
         return record
+
+    def remember(self, record: DoneRecord) -> None:
+        """A decision this log wrote and saw land: pruning need not read it back."""
+        self._written[record.txid] = record
+
+    def take_written(self, txids: list[str]) -> dict[str, DoneRecord]:
+        """The decisions among ``txids`` (as listed, oldest first) that this log wrote; what it
+        remembers of older ones is dropped (their records are gone)."""
+        taken = {t: self._written.pop(t) for t in txids if t in self._written}
+        newest = txids[-1] if txids else ""
+        self._written = {t: r for t, r in self._written.items() if t > newest}
+        return taken
 
     def mark_gap(self, txid: str) -> bool:
         try:
@@ -309,9 +353,11 @@ class TxLog:
         """Remove records: every journal first (in one batch), then the marks of the journals
         that are gone. A lone journal would read as an interrupted commit; a lone mark is
         harmless."""
-        journals = self.storage.delete_many([DeleteItem(self.journal_key(t), durable=False) for t in txids])
+        first = [self.record_key(t) if t in self._records else self.journal_key(t) for t in txids]
+        journals = self.storage.delete_many([DeleteItem(k, durable=False) for k in first])
         gone = [t for t, error in zip(txids, journals, strict=True) if error is None or isinstance(error, NotFound)]
-        self.storage.delete_many([DeleteItem(self.done_key(t), durable=False) for t in gone])
+        marks = [t for t in gone if t not in self._records]
+        self.storage.delete_many([DeleteItem(self.done_key(t), durable=False) for t in marks])
         failed = [e for e in journals if e is not None and not isinstance(e, NotFound)]
         if failed:
             raise failed[0]
@@ -353,7 +399,11 @@ class TxLog:
         reader = _Reader(self.display(key))
         head = len(CHECKPOINT_MAGIC)
         sha, body = data[head : head + 32], data[head + 33 :]
-        if not data.startswith(CHECKPOINT_MAGIC) or data[head + 32 : head + 33] != b"\n" or digest(body).encode() != sha:
+        if (
+            not data.startswith(CHECKPOINT_MAGIC)
+            or data[head + 32 : head + 33] != b"\n"
+            or digest(body).encode() != sha
+        ):
             raise reader.fail("digest mismatch")
         raw = _json(body, reader)
         txid = reader.get(raw, "txid", str, optional=True)
@@ -366,21 +416,61 @@ class TxLog:
     # -- reading ------------------------------------------------------------------------------
 
     def read_done(self, txid: str) -> DoneRecord:
-        data, _ = self.storage.read(self.done_key(txid))
-        return self._parse_done(txid, data)
+        return self._decision(txid, *self._read_either(txid, self.done_key(txid)))
 
     def read_dones(self, txids: list[str]) -> list[DoneRecord]:
-        """Many decisions at once (concurrent reads on S3)."""
-        results = self.storage.read_many([self.done_key(t) for t in txids])
+        """Many decisions at once (concurrent reads on S3), each from its ``.done`` or ``.record``."""
+        keys = [self._keys(t, self.done_key(t))[0] for t in txids]
+        results = self.storage.read_many(keys)
         records = []
-        for txid, result in zip(txids, results, strict=True):
-            if isinstance(result, VfsError):
+        for txid, key, result in zip(txids, keys, results, strict=True):
+            if isinstance(result, NotFound):
+                key, data = self._read_either(txid, self.done_key(txid))
+            elif isinstance(result, VfsError):
                 raise result
-            records.append(self._parse_done(txid, result[0]))
+            else:
+                data = result[0]
+            records.append(self._decision(txid, key, data))
         return records
 
-    def _parse_done(self, txid: str, data: bytes) -> DoneRecord:
-        reader = _Reader(self.display(self.done_key(txid)))
+    def _decision(self, txid: str, key: str, data: bytes) -> DoneRecord:
+        """The decision read from ``key``: a ``.done``, or the first part of a ``.record``."""
+        if key.endswith(".record"):
+            data = self._split_record(txid, data)[0]
+        return self._parse_done(txid, data, key)
+
+    def _keys(self, txid: str, own: str) -> tuple[str, str]:
+        """Where ``txid``'s record is looked for first and then: its ``.record`` first if this log
+        listed or wrote one, else ``own`` (its ``.journal`` or ``.done``)."""
+        record = self.record_key(txid)
+        return (record, own) if txid in self._records else (own, record)
+
+    def _read_either(self, txid: str, own: str) -> tuple[str, bytes]:
+        """The key and bytes of ``txid``'s record: the second place on ``NotFound`` (a record
+        another client wrote since this log last listed)."""
+        first, second = self._keys(txid, own)
+        try:
+            return first, self.storage.read(first)[0]
+        except NotFound:
+            return second, self.storage.read(second)[0]
+
+    def _split_record(self, txid: str, data: bytes) -> tuple[bytes, bytes]:
+        """A ``.record``'s decision and journal, its length line checked (each part carries its
+        own digests, checked by its parser)."""
+        reader = _Reader(self.display(self.record_key(txid)))
+        head = len(RECORD_MAGIC)
+        line_end = data.find(b"\n", head, head + 24)
+        length = data[head:line_end]
+        if not data.startswith(RECORD_MAGIC) or line_end < 0 or not length.isdigit():
+            raise reader.fail("not a vfs history record")
+        start = line_end + 1
+        end = start + int(length)
+        if end > len(data):
+            raise reader.fail("truncated")
+        return data[start:end], data[end:]
+
+    def _parse_done(self, txid: str, data: bytes, key: str | None = None) -> DoneRecord:
+        reader = _Reader(self.display(key or self.done_key(txid)))
         if not data.startswith(DONE_MAGIC) or len(data) < len(DONE_MAGIC) + 33:
             raise reader.fail("not a vfs decision record")
         sha, body = data[len(DONE_MAGIC) : len(DONE_MAGIC) + 32], data[len(DONE_MAGIC) + 33 :]
@@ -416,9 +506,11 @@ class TxLog:
         return out
 
     def read_journal(self, txid: str) -> Journal:
-        key = self.journal_key(txid)
-        data, _ = self.storage.read(key)
+        key, data = self._read_either(txid, self.journal_key(txid))
         reader = _Reader(self.display(key))
+        if key.endswith(".record"):
+            decision, data = self._split_record(txid, data)
+            self._parse_done(txid, decision, key)  # checked too: it is what makes the journal history
         header, body = _split_journal(data, reader)
         raw = _json(header, reader)
         targets = [self._target(reader, t) for t in reader.get(raw, "targets", list)]
@@ -435,6 +527,8 @@ class TxLog:
         )
         if journal.txid != txid:
             raise reader.fail("its txid is not its name")
+        if key.endswith(".record") and not journal.committed:
+            raise reader.fail("a history record whose journal is not committed")
         spans = reader.get(raw, "blobs", dict)
         journal.pre_images = _images(reader, reader.get(spans, "pre", dict), body, len(targets))
         journal.post_images = _images(reader, reader.get(spans, "post", dict), body, len(targets))

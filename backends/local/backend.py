@@ -68,6 +68,7 @@ class LocalBackend:
         keeps_owner=True,
         keeps_xattrs=True,
         hard_links="refused",
+        lock_knows_resolved=True,  # the lock file's marker: see backends.local.lock.LocalLock
         notes=(
             "Conditional writes swap the new file in with renameat2(RENAME_EXCHANGE) and check the "
             "file that came out (swapping it back if it is not the expected version); conditional "

@@ -71,7 +71,7 @@ def test_runner_writes_table_json_and_reports_missing(
         assert all(s["missing"] == s3_servers.WEED_MISSING for s in document["workloads"][1]["series"])
     assert "missing" in out
     series = document["workloads"][0]["series"]
-    assert {s["key"] for s in series} == {"ours.1", "bare.1", "fsync.1", "ours.4", "bare.4"}
+    assert {s["key"] for s in series} == {"ours.1", "bare.1", "fsync.1", "record.1", "ours.4", "bare.4"}
     assert all(s["summary"]["n"] == 1 for s in series)
     assert (tmp_path / "latest.md").read_text() in out
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("work-")]  # scratch files removed

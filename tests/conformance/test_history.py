@@ -71,7 +71,7 @@ def test_history_is_bounded(make_workspace):
     ws = make_workspace(history_limit=3)
     for i in range(20):
         ws.write_bytes(f"{ws.mount}/f.txt", str(i).encode())
-    stored = [e for e in ws.backend.list(".vfs/tx") if e.name.endswith(".done")]
+    stored = [e for e in ws.backend.list(".vfs/tx") if e.name.endswith((".done", ".record"))]
     assert 3 <= len(stored) <= 3 + ws._history._slack  # pruning trims in batches, never unbounded
     assert len(ws.log()) == 3
     for expected in (b"18", b"17", b"16"):
@@ -89,3 +89,70 @@ def test_undo_with_expected_txid_refuses_a_newer_transaction(make_workspace):
     ws.undo()
     assert ws.undo(expected_txid=first).txid == first
     assert ws.read_bytes(f"{ws.mount}/a.txt") == b"0"
+
+
+def test_single_file_history_is_one_record_unless_its_pre_image_is_large(make_workspace):
+    from vfs.txlog import RECORD_INLINE_MAX
+
+    big = b"x" * (RECORD_INLINE_MAX + 1)
+    ws = make_workspace({"small.txt": b"s0", "big.txt": big})
+    m = ws.mount
+    ws.write_bytes(f"{m}/small.txt", b"s1")
+    ws.write_bytes(f"{m}/big.txt", b"b1")
+    small, large = reversed([e.txid for e in ws.log()])
+    names = {e.name for e in ws.backend.list(".vfs/tx")}
+    assert {f"{small}.record", f"{large}.journal", f"{large}.done"} <= names
+    assert not {f"{small}.journal", f"{small}.done", f"{large}.record"} & names
+    ws.undo()
+    ws.undo()
+    assert snapshot_tree(ws) == {"small.txt": b"s0", "big.txt": big}
+
+
+def test_history_written_as_journal_and_decision_still_reads(make_workspace):
+    """A single-file commit's history written as a journal + decision pair (as vfs wrote it before
+    one-file records) is listed, undone and pruned as before."""
+    from backends.base import DeleteItem
+
+    ws = make_workspace({"a.txt": b"A0"}, history_limit=2)
+    m = ws.mount
+    for k in (1, 2):
+        ws.write_bytes(f"{m}/a.txt", f"A{k}".encode())
+    log = ws.txlog
+    for entry in ws.log():
+        journal, done = log.read_journal(entry.txid), log.read_done(entry.txid)
+        ws.backend.delete(DeleteItem(log.record_key(entry.txid)))
+        ws.backend.write(log.journal_item(journal, durable=False))
+        ws.backend.write(log.done_item(done, durable=False))
+    reopened = make_workspace.reopen(ws, history_limit=2)
+    assert [e.label for e in reopened.log()] == [f"write {m}/a.txt"] * 2
+    reopened.undo()
+    assert snapshot_tree(reopened) == {"a.txt": b"A1"}
+    for k in range(3, 40):  # pruning forgets the old pairs and the new records alike
+        reopened.write_bytes(f"{m}/a.txt", f"A{k}".encode())
+    names = [e.name for e in reopened.backend.list(".vfs/tx")]
+    assert len(names) <= 2 + 1 + reopened._history._slack  # the records kept, an undo's pair
+    assert not [n for n in names if n.endswith(".journal") and n.replace(".journal", ".done") not in names]
+
+
+def test_pruning_reads_back_only_the_decisions_another_client_wrote(make_workspace, monkeypatch):
+    ws = make_workspace({"a.txt": b"0"}, history_limit=2)
+    other = make_workspace.reopen(ws, history_limit=2)
+    m = ws.mount
+    theirs = {other.write_bytes(f"{m}/b{k}.txt", b"theirs").txid for k in range(3)}
+    backend = ws._ctx.storage.backend
+    read_back: list[str] = []
+    for name in ("read", "read_many"):
+        real = getattr(backend, name, None)
+        if real is None:
+            continue
+
+        def counting(arg, *args, _real=real, **kwargs):
+            keys = [arg] if isinstance(arg, str) else list(arg)
+            read_back.extend(k for k in keys if k.startswith(".vfs/tx/"))
+            return _real(arg, *args, **kwargs)
+
+        monkeypatch.setattr(backend, name, counting)
+    for k in range(40):
+        ws.write_bytes(f"{m}/a.txt", str(k).encode())
+    assert {k.rsplit("/", 1)[-1].split(".")[0] for k in read_back} == theirs  # not one of its own 40
+    assert [e.label for e in ws.log()] == [f"write {m}/a.txt"] * 2

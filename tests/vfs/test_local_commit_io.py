@@ -106,9 +106,10 @@ class FailingJournalDelete(LocalBackend):
 def test_pruning_never_leaves_a_lone_journal(tmp_path: Path) -> None:
     backend = FailingJournalDelete(str(tmp_path))
     ws = vfs.Workspace(backend, mount=str(tmp_path), history_limit=100)
-    for k in range(3):
+    for k in range(3):  # two files each: journaled commits, whose history is journal + decision
         with ws.transaction(label=f"c{k}") as tx:
             tx.write(str(tmp_path / "a.txt"), f"v{k}".encode())
+            tx.write(str(tmp_path / "b.txt"), f"v{k}".encode())
     tx_dir = tmp_path / ".vfs" / "tx"
     txids = sorted(n.removesuffix(".done") for n in os.listdir(tx_dir) if n.endswith(".done"))
     assert len(txids) == 3
@@ -227,6 +228,38 @@ def test_resolving_a_key_stats_only_below_the_root(tmp_path: Path, monkeypatch: 
     assert root.resolve("a/link/f.txt") == "a/b/f.txt"
     with pytest.raises(backends.base.EscapesRoot):
         root.resolve("a/out/etc")
+
+
+def test_an_edit_resolves_its_path_once_and_an_unread_path_each_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read then write the same path: one resolution (the transaction holds its bytes from the
+    read on). A path it holds nothing of is resolved at every call: a symlink retargeted meanwhile
+    is followed where it now points."""
+    for name in ("x", "y"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "f.txt").write_bytes(name.encode())
+    (tmp_path / "link").symlink_to(tmp_path / "x")
+    ws = vfs.open_workspace(str(tmp_path))
+    resolved: list[str] = []
+    backend = ws._ctx.storage.backend
+    real = backend.resolve
+
+    def counting(key: str) -> str:
+        resolved.append(key)
+        return real(key)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(backend, "resolve", counting)
+    with ws.transaction() as tx:
+        assert tx.exists(str(tmp_path / "link" / "f.txt"))  # a stat holds no bytes: resolved again below
+        (tmp_path / "link").unlink()
+        (tmp_path / "link").symlink_to(tmp_path / "y")
+        assert tx.read(str(tmp_path / "link" / "f.txt")).data == b"y"
+        tx.write(str(tmp_path / "link" / "f.txt"), b"Y2")
+        assert tx.read(str(tmp_path / "link" / "f.txt")).data == b"Y2"
+    assert resolved == ["link/f.txt", "link/f.txt"]
+    assert (tmp_path / "y" / "f.txt").read_bytes() == b"Y2"
+    assert (tmp_path / "x" / "f.txt").read_bytes() == b"x"
 
 
 def test_a_read_waits_out_a_lease_another_writer_holds(tmp_path: Path) -> None:

@@ -204,3 +204,60 @@ def test_a_lock_file_without_the_marker_is_never_fresh(tmp_path: Path) -> None:
     lock = local_lock(str(path), 5, cross_process=True)
     with lock:
         assert not lock.fresh
+
+
+def _count_listings(ws: vfs.Workspace, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    listed: list[str] = []
+    backend = ws._ctx.storage.backend
+    real = backend.list_names
+
+    def counting(key: str) -> list[str]:
+        listed.append(key)
+        return real(key)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(backend, "list_names", counting)
+    return listed
+
+
+def test_a_commit_on_a_fresh_lock_skips_listing_the_journals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = _workspace(tmp_path, history_limit=1000)
+    with ws.transaction() as tx:  # the first acquisition in this process: never fresh
+        tx.write("a.txt", b"v0\n")
+    listed = _count_listings(ws, monkeypatch)
+    for k in range(1, 4):
+        with ws.transaction() as tx:
+            tx.write("a.txt", f"v{k}\n".encode())
+    assert listed == []
+    assert (tmp_path / "a.txt").read_bytes() == b"v3\n"
+
+
+def test_a_journal_left_by_a_killed_process_is_found_by_a_long_lived_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws = _workspace(tmp_path)
+    (tmp_path / "b.txt").write_bytes(b"b0\n")
+    with ws.transaction() as tx:  # this process has held the lock: the marker decides from now on
+        tx.write("a.txt", b"a1\n")
+    child = textwrap.dedent(
+        """
+        import sys
+        sys.path.insert(0, sys.argv[2])
+        import vfs
+        ws = vfs.open_workspace(sys.argv[1])
+        with ws.transaction() as tx:
+            tx.write("a.txt", b"a2\\n")
+            tx.write("b.txt", b"b2\\n")
+        """
+    )
+    repo = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "VFS_TEST_CRASH_AT": "applied-writes"}
+    proc = subprocess.run([sys.executable, "-c", child, str(tmp_path), repo], env=env, check=False)
+    assert proc.returncode == -signal.SIGKILL
+    assert (tmp_path / "b.txt").read_bytes() == b"b2\n"  # killed mid-commit: half of it landed
+    listed = _count_listings(ws, monkeypatch)
+    with ws.transaction() as tx:
+        tx.write("c.txt", b"c\n")
+    assert listed  # the killed holder left the lock busy: the journals were looked for
+    assert (tmp_path / "a.txt").read_bytes() == b"a1\n"  # its journal was rolled back first
+    assert (tmp_path / "b.txt").read_bytes() == b"b0\n"
+    assert not ws.pending()

@@ -37,6 +37,8 @@ def _interrupted_commit(ws: vfs.Workspace) -> str:
     assert tx.result is not None and tx.result.txid is not None
     txid = tx.result.txid
     ws.backend.delete(DeleteItem(f"{TX}/{txid}.done"))  # the decision never landed
+    with ws._ctx.commit_lock() as held:
+        held.mark_dirty()  # as its holder, killed mid-commit, would have left the lock
     return txid
 
 
@@ -101,14 +103,45 @@ def test_a_corrupt_journal_stops_the_world_and_recover_discard_resolves_it(make_
 
 
 def test_a_garbled_decision_record_is_coded_not_a_traceback(make_workspace):
-    ws = make_workspace({"a.txt": b"A1"})
-    ws.write_bytes(f"{ws.mount}/a.txt", b"A2")
+    ws = make_workspace({"a.txt": b"A1", "b.txt": b"B1"})
+    with ws.transaction() as tx:  # two files: journal + decision
+        tx.write(f"{ws.mount}/a.txt", b"A2")
+        tx.write(f"{ws.mount}/b.txt", b"B2")
     (txid,) = [e.txid for e in ws.log()]
     ws.backend.write(WriteItem(f"{TX}/{txid}.done", b"VFSDONE2\nnot a digest at all\n{}"))
     with pytest.raises(vfs.VfsError) as info:
         make_workspace.reopen(ws).log()
     assert info.value.code == "FS_CORRUPT_METADATA"
     assert txid in info.value.message
+
+
+def test_every_damage_to_a_single_file_record_is_coded(make_workspace):
+    """A single-file commit's history is one ``.record`` (decision, then journal): any cut or
+    flipped byte of it is refused by undo, and the file is never written from it; the log, which
+    reads the decision only (as it reads only the ``.done`` of a pair), refuses damage there and
+    otherwise lists the commit as it was."""
+    ws = make_workspace({"a.txt": b"A1"})
+    ws.write_bytes(f"{ws.mount}/a.txt", b"A2")
+    (entry,) = ws.log()
+    key = f"{TX}/{entry.txid}.record"
+    good, _ = ws.backend.read(key)
+    assert ws.txlog.read_journal(entry.txid).pre_images == {0: b"A1"}
+    step = max(1, len(good) // 97)
+    mutations = [good[:cut] for cut in range(0, len(good), step)]
+    mutations += [good[:i] + bytes([good[i] ^ 0x01]) + good[i + 1 :] for i in range(0, len(good), step)]
+    refused_by_log = 0
+    for bad in mutations:
+        ws.backend.write(WriteItem(key, bad))
+        with pytest.raises(vfs.VfsError) as info:
+            make_workspace.reopen(ws).undo()
+        assert info.value.code == "FS_CORRUPT_METADATA", bad
+        try:
+            assert make_workspace.reopen(ws).log() == [entry], bad
+        except vfs.VfsError as exc:
+            assert exc.code == "FS_CORRUPT_METADATA", bad
+            refused_by_log += 1
+    assert 0 < refused_by_log < len(mutations)
+    assert ws.backend.read("a.txt")[0] == b"A2"  # never written from a damaged record
 
 
 @pytest.mark.parametrize(
