@@ -71,7 +71,12 @@ class LocalLock:
     ``BUSY``, so the next holder is not ``fresh`` and lists the journals. Not ``fresh`` either:
     the first acquisition in a process (after a power cut the unflushed marker may be older than
     the journals, and every process starts again), a lock file without the marker (made by an
-    older vfs or by hand), and where ``flock`` does not exclude."""
+    older vfs or by hand), and where ``flock`` does not exclude.
+
+    The limit: a vfs older than the marker, run on the same workspace at the same time, leaves it
+    as it found it; if that process is killed mid-commit after a clean holder of this build, a
+    long-lived process of this build does not list until it starts again (the first acquisition
+    of every process lists, and recovery settles that journal by content then)."""
 
     def __init__(self, path: str, timeout: float, *, cross_process: bool) -> None:
         self.path = path
