@@ -28,17 +28,19 @@ from __future__ import annotations
 from _thread import allocate_lock  # threading's Lock, without threading's start-up (~4 M instructions)
 from collections import OrderedDict
 from collections.abc import Hashable
-from typing import TYPE_CHECKING, Literal, Protocol
 
-from backends.values import value
+from backends.values import Protocol, value
 from vfs.errors import NotFound, NotObserved
 from vfs.txlog import new_session_id
 from vfs.types import CREATE_IF_ABSENT, UNCONDITIONAL, Intent, Read, Stat, replace_if_version
 
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
 if TYPE_CHECKING:
+    from typing import Literal
+
     from vfs.workspace import Workspace
 
-Operation = Literal["edit", "create", "write"]
+    Operation = Literal["edit", "create", "write"]
 
 
 @value(frozen=True)

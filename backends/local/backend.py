@@ -9,7 +9,6 @@ import stat as stat_module
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from functools import partial
-from typing import Any, ClassVar, TypeVar
 
 from backends.base import (
     ROOT_MISSING,
@@ -33,10 +32,14 @@ from backends.local.lock import flock_excludes, local_lock
 from backends.local.versions import Versions
 from backends.values import replace, value
 
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, TypeVar
+
+    T = TypeVar("T")
+
 #: Directory handles a batch keeps open at once (well under the usual limit of 1,024 descriptors).
 BATCH_OPEN_DIRECTORIES = 64
-
-T = TypeVar("T")
 
 
 def _attempt(call: Callable[..., T], *args: Any) -> T | BaseException:

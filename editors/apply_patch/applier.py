@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterator
-from typing import Literal
 
 from backends.values import field, value
 from editors.apply_patch.errors import (
@@ -32,6 +31,10 @@ from editors.apply_patch.errors import (
 )
 from editors.apply_patch.matcher import LineHunk, LineHunks, Pieces, apply_chunks_bytes
 from editors.apply_patch.parser import AddFile, DeleteFile, Patch, UpdateFile
+
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Literal
 
 Reader = Callable[[str], "bytes | None"]
 Resolver = Callable[[str], str]

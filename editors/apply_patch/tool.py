@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from functools import cache
-from typing import Any
 
 import vfs
 from backends.values import field, value
@@ -18,6 +17,10 @@ from editors.apply_patch.errors import PatchInvalidInput, PatchWriteFailed
 from editors.apply_patch.parser import parse_patch
 from editors.diffcard import FileEdit, call_data, whole_file
 from editors.result import ToolResult, error_result
+
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 TOOL_NAME = "apply_patch"
 TRANSACTION_LABEL = "apply_patch"

@@ -56,6 +56,9 @@ NEVER = (
     # cost ~4.5 M instructions per class at import, most of what vfs apply spent over the interpreter.
     "dataclasses",
     "inspect",
+    # Annotations only (issue 20: ~11 M instructions of start-up): every module imports its typing
+    # names under `if TYPE_CHECKING:` (see backends/values.py).
+    "typing",
 )
 # On local disk, also none of these (issue 20: start-up for one name each): threading for its Lock
 # (_thread's; ~4 M instructions), signal for SIGURG (_signal's; ~3 M). The memory backend still
@@ -73,7 +76,6 @@ ALLOWED_STDLIB = {
     "posixpath",
     "sys",
     "types",
-    "typing",
 }
 
 SCRIPT = r"""
