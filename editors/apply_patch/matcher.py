@@ -87,7 +87,8 @@ class LineHunks:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, LineHunks) and self.get() == other.get()
 
-    __hash__ = None  # type: ignore[assignment]  # compared by value, and mutable (filled on first use)
+    def __hash__(self) -> int:  # by value, as the tuple it stands for (a frozen Step stays hashable)
+        return hash(self.get())
 
     def __repr__(self) -> str:
         return f"LineHunks({self.get()!r})"

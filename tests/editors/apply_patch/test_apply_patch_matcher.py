@@ -266,4 +266,4 @@ def test_fast_path_hunks_are_counted_on_first_use_and_agree_with_the_line_model(
     general: list[tuple[int, int, int, int]] = []
     apply_chunks(text, chunks, "f.txt", hunks=general)
     assert where.get() == tuple(general) == ((4, 1, 4, 2), (31, 2, 32, 0))
-    assert where == LineHunks(general)
+    assert where == LineHunks(general) and hash(where) == hash(tuple(general))
