@@ -145,6 +145,8 @@ def test_vfs_apply_imports_only_what_it_needs(tmp_path: Path, options: tuple[str
     result = _run_apply(tmp_path, *options)
     _check_imports(result, options)
     assert _loaded(result["modules"], NEVER_LOCAL) == []
+    if not options:  # no card to show: the card and tool-result modules stay unloaded (~2.5 M)
+        assert _loaded(result["modules"], ("editors.diffcard", "editors.result")) == []
 
 
 @pytest.mark.parametrize("options", [(), ("--dry-run",), ("--diff", "--color", "always")])
