@@ -149,12 +149,12 @@ def build(ctx: Context) -> Workload:
                 "= process start + the in-process apply (see above), both CPU-bound (fsync off saves ~8 ms). "
                 "2026-12-03, load ~1-2: `vfs apply` 100 ms (CPU 93 ms; 111 ms on main just before) against Codex 82 ms "
                 "(118 ms in another run: Codex's time moves the ratio as much as ours); `python -c pass` 29 ms. In "
-                "instructions (valgrind): 434 M (512 M on main before): the bare interpreter 90 M (its venv's .pth "
-                "files ~2/3 of it, not ours), the imports of `vfs apply` ~66 M (apply_small's note: typing, a "
-                "NamedTuple, threading and signal are off the path), the apply 276 M (the CLI runs it with gc off). "
+                "instructions (valgrind): 432 M (512 M on main before): the bare interpreter 90 M (its venv's .pth "
+                "files ~2/3 of it, not ours), the imports of `vfs apply` ~64 M (apply_small's note: typing, a "
+                "NamedTuple, threading, signal and the card modules are off the path), the apply 276 M (the CLI runs it with gc off). "
                 "What is left to close ~18 ms: the pre-image's hash in parallel (~6 ms, the commit path), ctypes for "
                 "renameat2 (~8 M instructions, ~2 ms: no other way to call it from Python), json for the journal "
-                "(~6 M, vfs/txlog.py), our ~50 modules' own code (~52 M: unmarshalling and ~170 class bodies)."
+                "(~6 M, vfs/txlog.py), our ~50 modules' own code (~50 M: unmarshalling and ~170 class bodies)."
             ),
         ),
     ]
