@@ -23,8 +23,8 @@ False`` (which type checkers read as ``typing.TYPE_CHECKING``) annotations are s
 run: each module imports its typing names under ``if TYPE_CHECKING:``. What has to exist at run
 time comes from here: :class:`Protocol` and :func:`runtime_checkable` (the type checker's are
 typing's; at run time a protocol is a plain class whose ``isinstance`` checks its members, as
-``runtime_checkable`` does), ``overload`` and ``dataclass_transform`` (decorators that do nothing
-at run time).
+``runtime_checkable`` does) and ``dataclass_transform`` (a hint for type checkers: nothing at
+run time); :func:`value`'s overloads are declared for the type checker only.
 """
 
 from __future__ import annotations
@@ -41,11 +41,11 @@ if TYPE_CHECKING:
     T = TypeVar("T")
 else:
 
-    def dataclass_transform(**_):
-        return runtime_checkable
-
-    def runtime_checkable(cls):
+    def runtime_checkable(cls):  # (every run-time Protocol below checks its members)
         return cls
+
+    def dataclass_transform(**_):  # PEP 681's hint to type checkers: the class as it is
+        return runtime_checkable
 
     class _ProtocolType(type):
         def __instancecheck__(cls, instance):
@@ -66,7 +66,8 @@ else:
                 own = {name for name in declared if not name.startswith("__") or name in _DUNDER_MEMBERS}
                 cls._protocol_members = frozenset((*own, *inherited))
 
-    # Protocol members with a dunder name (typing counts every dunder but its own bookkeeping).
+    # Protocol members with a dunder name: typing counts every dunder a protocol defines but its own
+    # bookkeeping; ours define none but these.
     _DUNDER_MEMBERS = frozenset(("__enter__", "__exit__", "__iter__", "__len__", "__call__", "__getitem__"))
 
 
