@@ -8,10 +8,13 @@ Adding a backend is one module (implementing :class:`backends.base.Backend` with
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
 from backends.base import Backend, Capabilities, EscapesRoot, FileInfo, NotRegular, PreconditionFailed
 from backends.values import value
+
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @value(frozen=True)

@@ -38,16 +38,21 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import ClassVar, Literal, Protocol, runtime_checkable
 
-from backends.values import field, value
+from backends.values import Protocol, field, runtime_checkable, value
 
 try:  # the BLAKE2 module alone: hashlib would also load OpenSSL (several ms of start-up)
     from _blake2 import blake2b as _blake2b
 except ImportError:  # pragma: no cover - not CPython
     from hashlib import blake2b as _blake2b
 
-Kind = Literal["file", "directory", "symlink", "other"]
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import ClassVar, Literal
+
+    Kind = Literal["file", "directory", "symlink", "other"]
+else:
+    Kind = str  # (other modules import the name; annotations alone use it)
 
 
 #: What ``Backend.write`` takes: the bytes, or pieces to be stored back to back (vfs's journal

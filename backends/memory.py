@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, ClassVar
 
 from backends.base import (
     Capabilities,
@@ -28,6 +27,10 @@ from backends.base import (
     parent_of,
 )
 from backends.values import field, value
+
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar
 
 DEFAULT_FILE_MODE = 0o644
 

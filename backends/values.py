@@ -16,14 +16,59 @@ class, CPython 3.11) and ``import dataclasses`` loads ``inspect`` with ``ast``, 
 in time: ``python -m benchmarks.startup``, ``apply_small``). Here the other methods are shared
 functions and ``__init__`` is compiled from source on a class's first instance (~0.5 M; 193 M).
 It lives in the lowest layer so that every layer can use it.
+
+For the same reason (issue 20) nothing on the path of ``vfs apply`` imports :mod:`typing` at run
+time (~11 M instructions: its classes and their ``__getitem__`` caches), as with ``TYPE_CHECKING =
+False`` (which type checkers read as ``typing.TYPE_CHECKING``) annotations are strings that never
+run: each module imports its typing names under ``if TYPE_CHECKING:``. What has to exist at run
+time comes from here: :class:`Protocol` and :func:`runtime_checkable` (the type checker's are
+typing's; at run time a protocol is a plain class whose ``isinstance`` checks its members, as
+``runtime_checkable`` does) and ``dataclass_transform`` (a hint for type checkers: nothing at
+run time); :func:`value`'s overloads are declared for the type checker only.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar, dataclass_transform, overload
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see the module)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar, dataclass_transform, overload
+    from typing import Protocol as Protocol
+    from typing import runtime_checkable as runtime_checkable
+
+    T = TypeVar("T")
+else:
+
+    def runtime_checkable(cls):  # (every run-time Protocol below checks its members)
+        return cls
+
+    def dataclass_transform(**_):  # PEP 681's hint to type checkers: the class as it is
+        return runtime_checkable
+
+    class _ProtocolType(type):
+        def __instancecheck__(cls, instance):
+            if type.__instancecheck__(cls, instance):
+                return True
+            members = cls.__dict__.get("_protocol_members")  # (a subclass that is not a protocol: by class)
+            return members is not None and all(hasattr(instance, name) for name in members)
+
+    class Protocol(metaclass=_ProtocolType):
+        """typing.Protocol at run time: a class (``class P(Protocol)``) whose ``isinstance``
+        checks that the instance has every member P declares (methods, annotated attributes)."""
+
+        def __init_subclass__(cls, **kwargs):
+            super().__init_subclass__(**kwargs)
+            if Protocol in cls.__bases__:
+                declared = {*cls.__dict__, *cls.__dict__.get("__annotations__", {})}  # noqa: RUF063 - see _make
+                inherited = (name for base in cls.__mro__[1:] for name in base.__dict__.get("_protocol_members", ()))
+                own = {name for name in declared if not name.startswith("__") or name in _DUNDER_MEMBERS}
+                cls._protocol_members = frozenset((*own, *inherited))
+
+    # Protocol members with a dunder name: typing counts every dunder a protocol defines but its own
+    # bookkeeping; ours define none but these.
+    _DUNDER_MEMBERS = frozenset(("__enter__", "__exit__", "__iter__", "__len__", "__call__", "__getitem__"))
 
 
 class _Missing:
@@ -100,7 +145,10 @@ def _setstate(self: Any, state: Any) -> None:
 def _is_classvar(annotation: object) -> bool:
     if isinstance(annotation, str):  # `from __future__ import annotations`
         return annotation.startswith(("ClassVar", "typing.ClassVar"))
-    return annotation is ClassVar or getattr(annotation, "__origin__", None) is ClassVar
+    typing = sys.modules.get("typing")  # (an annotation that is typing's ClassVar comes with typing loaded)
+    if typing is None:
+        return False
+    return annotation is typing.ClassVar or getattr(annotation, "__origin__", None) is typing.ClassVar
 
 
 def _init_source(cls: type, names: list[str], frozen: bool, namespace: dict[str, Any]) -> str:
@@ -165,12 +213,13 @@ def _make(cls: type, frozen: bool, slots: bool) -> type:
     return cls
 
 
-@overload
-def value(cls: type[T], /) -> type[T]: ...
+if TYPE_CHECKING:  # (typing's overload: for the type checker only)
 
+    @overload
+    def value(cls: type[T], /) -> type[T]: ...
 
-@overload
-def value(*, frozen: bool = False, slots: bool = False) -> Callable[[type[T]], type[T]]: ...
+    @overload
+    def value(*, frozen: bool = False, slots: bool = False) -> Callable[[type[T]], type[T]]: ...
 
 
 @dataclass_transform(field_specifiers=(field,))

@@ -16,12 +16,16 @@ card shows them as the unified diff's ``@@`` headers do (1-based, with context).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal
 
 from backends.values import value
 
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    Action = Literal["add", "modify", "delete", "move"]
+
 LineHunk = tuple[int, int, int, int]  # as editors.apply_patch.matcher.LineHunk (no import: a leaf module)
-Action = Literal["add", "modify", "delete", "move"]
 
 CONTEXT = 3
 MAX_FILE_DIFF_LINES = 400

@@ -14,10 +14,13 @@ Imported by ``vfs apply``: no imports beyond ``vfs`` at module level (``json`` o
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
 
 import vfs
-from backends.values import value
+from backends.values import Protocol, value
+
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 ERROR_PREFIX = "Error: "
 

@@ -10,7 +10,9 @@ they are translated into this vocabulary in exactly one place, ``vfs.storage``.
 
 from __future__ import annotations
 
-from typing import ClassVar
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import ClassVar
 
 SANDBOX_TAG = "[sandbox: file access denied under {mode} mode]"
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from backends.values import value
 from vfs.errors import HistoryGap, InvalidArgument, NotFound, StaleVersion, VfsError
@@ -20,6 +19,7 @@ from vfs.recovery import sweep_checkpoint_temps
 from vfs.txlog import Checkpoint, DoneRecord, Journal, Kind, digest, valid_checkpoint_name
 from vfs.types import UNCONDITIONAL, Change, FileChange, HistoryEntry, Read, replace_if_version
 
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
 if TYPE_CHECKING:
     from vfs.context import Context
     from vfs.transaction import Transaction

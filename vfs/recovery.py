@@ -17,7 +17,6 @@ Rolling back there first decides ``aborted``, so the two can never both happen.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import TYPE_CHECKING
 
 from backends.base import DeleteItem, FileInfo, WriteItem, parent_of
 from backends.values import field, value
@@ -25,6 +24,7 @@ from vfs.errors import CorruptMetadata, NotFound, VfsError
 from vfs.txlog import DoneRecord, Journal, TargetRecord, digest
 from vfs.types import RecoveryReport
 
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
 if TYPE_CHECKING:
     from vfs.context import Context
 

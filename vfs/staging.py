@@ -3,12 +3,16 @@ commit) and what it staged there (read-your-writes)."""
 
 from __future__ import annotations
 
-from typing import Literal
-
 from backends.base import FileInfo, WriteData
 from backends.values import value
 
-State = Literal["file", "absent", "directory", "other", "symlink"]
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Literal
+
+    State = Literal["file", "absent", "directory", "other", "symlink"]
+else:
+    State = str  # (vfs.transaction imports the name; annotations alone use it)
 
 
 @value

@@ -10,7 +10,6 @@ import builtins
 import errno
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
 
 from backends import open_backend
 from backends.base import (
@@ -47,7 +46,11 @@ from vfs.errors import (
     WorkspaceRootInvalid,
 )
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
 
 def translate(exc: BaseException, path: str, action: str, mode: str) -> VfsError:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
-from typing import Literal
 
 from backends.base import WriteData, data_size, iter_parents, joined, parent_of
 from vfs.commit import Commit
@@ -25,6 +24,10 @@ from vfs.errors import (
 from vfs.staging import Overlay, Seen, Staged, State, frozen
 from vfs.txlog import Kind
 from vfs.types import UNCONDITIONAL, CommitResult, FileChange, Intent, Read, Stat
+
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Literal
 
 
 def _no_prune() -> None:

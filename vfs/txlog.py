@@ -37,17 +37,22 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
 
 from backends.base import DeleteItem, WriteData, WriteItem, content_digest
 from backends.values import field, value
 from vfs.errors import CorruptMetadata, Exists, NotFound, StaleVersion, VfsError
 from vfs.storage import Storage
 
-State = Literal["file", "absent", "directory"]
-Outcome = Literal["committed", "aborted"]
-#: what a transaction was: an ordinary commit, or history at work
-Kind = Literal["commit", "undo", "redo", "rewind"]
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Any, Literal
+
+    State = Literal["file", "absent", "directory"]
+    Outcome = Literal["committed", "aborted"]
+    #: what a transaction was: an ordinary commit, or history at work
+    Kind = Literal["commit", "undo", "redo", "rewind"]
+else:
+    Kind = str  # (other modules import the name; annotations alone use it)
 KINDS = ("commit", "undo", "redo", "rewind")
 
 JOURNAL_MAGIC = b"VFSJOURNAL2\n"

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from backends.values import field, value
 
-Kind = Literal["file", "directory", "symlink", "other"]
-Action = Literal["add", "modify", "delete", "mkdir", "rmdir"]
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Kind = Literal["file", "directory", "symlink", "other"]
+    Action = Literal["add", "modify", "delete", "mkdir", "rmdir"]
 
 
 @value(frozen=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import builtins
 import os
 from collections.abc import Collection
-from typing import Any
 
 from backends.base import Backend, Capabilities
 from vfs.context import Context
@@ -19,6 +18,10 @@ from vfs.text import decode_text
 from vfs.transaction import Transaction
 from vfs.txlog import Checkpoint, Kind, TxLog, valid_session_id
 from vfs.types import UNCONDITIONAL, CommitResult, HistoryEntry, Intent, Read, RecoveryReport, Stat
+
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_MOUNT = "/workspace"
 DEFAULT_MAX_FILE_BYTES = 1 << 30

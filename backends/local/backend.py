@@ -9,7 +9,6 @@ import stat as stat_module
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from functools import partial
-from typing import Any, ClassVar, NamedTuple, TypeVar
 
 from backends.base import (
     ROOT_MISSING,
@@ -31,12 +30,16 @@ from backends.local import publish, setaside, syncfs
 from backends.local.containment import Directory, Root, has_dir_fd, kind_of
 from backends.local.lock import flock_excludes, local_lock
 from backends.local.versions import Versions
-from backends.values import replace
+from backends.values import replace, value
+
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Any, ClassVar, TypeVar
+
+    T = TypeVar("T")
 
 #: Directory handles a batch keeps open at once (well under the usual limit of 1,024 descriptors).
 BATCH_OPEN_DIRECTORIES = 64
-
-T = TypeVar("T")
 
 
 def _attempt(call: Callable[..., T], *args: Any) -> T | BaseException:
@@ -525,8 +528,12 @@ class LocalBackend:
         return None
 
 
-class _Staged(NamedTuple):
-    """A write staged in a temp file, not yet in place: the handles it holds until then."""
+@value(frozen=True, slots=True)
+class _Staged:
+    """A write staged in a temp file, not yet in place: the handles it holds until then.
+
+    A value class, not a ``NamedTuple``: creating a NamedTuple class costs ~12 M instructions of
+    start-up (``collections.namedtuple`` compiles its methods), more than the rest of this module."""
 
     directory: Directory
     item: WriteItem

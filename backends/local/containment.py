@@ -12,9 +12,12 @@ from __future__ import annotations
 import errno
 import os
 import stat as stat_module
-from typing import Any
 
 from backends.base import EscapesRoot, Kind, parent_of
+
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 

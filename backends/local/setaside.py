@@ -31,8 +31,11 @@ import ctypes
 import errno
 import fcntl
 import os
-import signal
 import sys
+
+# The number from _signal, which `signal` wraps: `import signal` turns every constant into an
+# enum member (~3 M instructions of start-up, issue 20) for the one number needed here.
+from _signal import SIGURG  # type: ignore[import-not-found]  # no stub: signal re-exports it
 from collections.abc import Callable
 
 from backends.base import BeingWritten, PreconditionFailed, Vanished
@@ -118,7 +121,7 @@ def _take_write_lease(fd: int) -> bool:
     waits (the kernel holds the opener until the lease is dropped). False where leases are
     unavailable (another handle on it, a filesystem without leases): the check stands alone."""
     try:
-        fcntl.fcntl(fd, _F_SETSIG, signal.SIGURG)  # a break must not signal SIGIO: it would kill us
+        fcntl.fcntl(fd, _F_SETSIG, SIGURG)  # a break must not signal SIGIO: it would kill us
         fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
     except OSError:
         return False
@@ -183,7 +186,7 @@ def has_writers(held: int) -> bool:
     the holder: SIGIO by default, which would end the process, so the handle's signal is set to
     SIGURG first (ignored unless the program asked for it)."""
     try:
-        fcntl.fcntl(held, _F_SETSIG, signal.SIGURG)
+        fcntl.fcntl(held, _F_SETSIG, SIGURG)
         fcntl.fcntl(held, fcntl.F_SETLEASE, fcntl.F_RDLCK)
     except OSError as exc:
         return exc.errno in (errno.EAGAIN, errno.EBUSY)

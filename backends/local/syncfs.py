@@ -15,9 +15,13 @@ import functools
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TypeVar
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
+
 
 #: Durable writes in one batch from which the files are flushed with syncfs.
 BATCH_MIN = 16

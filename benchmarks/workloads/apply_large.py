@@ -123,16 +123,20 @@ def build(ctx: Context) -> Workload:
             denominator="codex",
             earlier=0.5,
             note=(
-                "profile (`python -m benchmarks.profile apply`): ~52 ms of CPU (wall ~65-75 ms on a quiet machine, "
-                "the rest is 2 fsyncs). Parsing the patch ~7 ms (10,000 lines through Codex's state machine, with a "
-                "fast path for body lines); matching ~10 ms (1,500 bytes.find on the file's bytes, one count of its "
-                "line breaks for the cards' hunks); the result stays ~2,000 pieces (views of the kept spans and the "
-                "new lines) down to the write, never joined in memory; commit ~30 ms: two blake2b passes (the "
-                "post-image, piece by piece, reused as the written file's version; the pre-image, for the history "
-                "record's digest) ~14 ms, 10.5 MB written, 2 fsyncs, 3 renames. Lower needs a cheaper history "
-                "record, not a faster editor: the pre-image hard-linked instead of copied and hashed (5 MB and ~7 ms), "
-                "or a faster content hash (SHA-256 with SHA-NI hashes 2.7x faster than BLAKE2b on this CPU, but it "
-                "changes every record and version on disk)."
+                "cannot be met by the editor: the commit alone is ~0.3x of Codex. Profile (`python -m benchmarks.profile "
+                "apply`, quiet, 2026-12-03): ~42 ms: parse ~6 ms, plan ~7 ms (was ~13), commit ~27 ms. In instructions "
+                "(valgrind, steadier than time here; the in-process apply, gc on): 282 M (331 M before issue 20's second "
+                "round): blake2b 142 M, two passes of ~6.4 ms over 5.3 MB (the post-image, piece by piece, reused as the "
+                "written file's version; the pre-image, for the history record's digest: each once, as the on-disk "
+                "format needs it; a settled file's read hashes nothing, its stat tuple is its version); parsing 65 M "
+                "(10,000 lines through Codex's state machine); the plan 52 M (bytes.find of 1,500 multi-line needles "
+                "14 M, the UTF-8 check 5 M, the matcher's Python); the rest of the commit ~20 M, 10.5 MB written, "
+                "2 fsyncs. The diff card's line numbers (a count of every line break of the file: 42 M, ~3.5 ms) are "
+                "now counted only when a card asks (matcher.LineHunks). So commit (~27 ms) > 0.25 x Codex (82-118 ms). "
+                "Lower needs the commit path (vfs/commit.py, vfs/txlog.py): the pre-image's digest computed in a "
+                "thread while the patch is matched (blake2b releases the GIL; ~6 ms of wall on 2 cores), or a "
+                "cheaper history record (the pre-image hard-linked, not copied and hashed), or a faster content hash "
+                "(SHA-256 with SHA-NI: 2.7x faster here, but a change of every record and version on disk)."
             ),
         ),
         Target(
@@ -142,15 +146,15 @@ def build(ctx: Context) -> Workload:
             denominator="codex",
             earlier=1.5,
             note=(
-                "= the in-process apply + process start (`python -m benchmarks.startup`; apply_small's note "
-                "has the instruction counts): the interpreter with this venv's site-packages (its .pth files: "
-                "~2/3 of `python -c pass`, not ours), then the imports of `vfs apply`: ~100 M instructions "
-                "over the bare interpreter's 90 M, from ~250 M before the value classes left dataclasses "
-                "(backends/values.py; dataclasses and inspect are no longer imported); filelock, OpenSSL's "
-                "hashlib, secrets and argparse are gone from the path too. What is left of start-up: typing "
-                "(~12 M, every module imports it), ctypes + signal + fcntl for the set-aside rename (~12 M), "
-                "json (~6 M), threading (~4 M), our modules' own code. CPU-bound: fsync off changes little. "
-                "To close: the in-process items (see above) are most of the rest; then typing off the path."
+                "= process start + the in-process apply (see above), both CPU-bound (fsync off saves ~8 ms). "
+                "2026-12-03, load ~1-2: `vfs apply` 100 ms (CPU 93 ms; 111 ms on main just before) against Codex 82 ms "
+                "(118 ms in another run: Codex's time moves the ratio as much as ours); `python -c pass` 29 ms. In "
+                "instructions (valgrind): 432 M (512 M on main before): the bare interpreter 90 M (its venv's .pth "
+                "files ~2/3 of it, not ours), the imports of `vfs apply` ~64 M (apply_small's note: typing, a "
+                "NamedTuple, threading, signal and the card modules are off the path), the apply 276 M (the CLI runs it with gc off). "
+                "What is left to close ~18 ms: the pre-image's hash in parallel (~6 ms, the commit path), ctypes for "
+                "renameat2 (~8 M instructions, ~2 ms: no other way to call it from Python), json for the journal "
+                "(~6 M, vfs/txlog.py), our ~50 modules' own code (~50 M: unmarshalling and ~170 class bodies)."
             ),
         ),
     ]

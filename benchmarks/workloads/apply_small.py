@@ -18,15 +18,20 @@ from benchmarks.core import Measured, Series, Target, Workload
 
 NOTE = (
     "counted in instructions (valgrind; steadier than time on a shared machine): `python -c pass` 90 M, "
-    "`vfs apply` 193 M (337 M before the value classes left dataclasses: `@dataclass` compiled up to six "
-    "methods per class, ~4.5 M each, and `import dataclasses` loaded inspect, ast, dis, tokenize, 42 M; see "
-    "backends/values.py). The rest over the floor: typing ~12 M (every module imports it), the local "
-    "backend's set-aside path ctypes + signal + fcntl ~12 M (renameat2, read leases; `signal` alone ~4 M "
-    "for SIGURG), json ~6 M (the journal), threading ~4 M, our own modules' code ~60 M, the apply itself "
-    "~7 M and a durable 3-file commit: 10 fsyncs, 0.3-3 ms each on this disk (`fsync=false` series). The "
-    "floor is not ours: the venv's .pth files (setuptools' editable finder imports pathlib, re, "
-    "importlib.util, urllib.parse) are ~2/3 of `python -c pass` (`python -S -c pass`: 28 M). "
-    "`python -m benchmarks.startup` shows where the time goes; the console script costs what `-m` does."
+    "`vfs apply` 173 M (205 M on main before issue 20's second round, measured the same way; 337 M before the value "
+    "classes left dataclasses, see backends/values.py). Gone from the path: typing (~11.5 M: every module imports "
+    "its typing names under `TYPE_CHECKING = False`, and Protocol's run-time part is backends.values'), a "
+    "NamedTuple (~12 M: collections.namedtuple compiles its methods; a value class now), threading (~4 M, for a "
+    "Lock: _thread's), signal (~3 M, for SIGURG: _signal's), and, without --diff, the card and tool-result "
+    "modules (~2 M). The rest over the floor (83 M): the imports 64 M "
+    "(ctypes ~8 M for renameat2, the set-aside swap of every conditional write; json ~6 M for the journal; our "
+    "~50 modules' own code ~50 M: unmarshalling and ~170 class bodies, all on the path), the run 19 M with a durable "
+    "3-file commit: 10 fsyncs, 0.3-3 ms each on this disk (`fsync=false` series). In time (2026-12-03, load ~1-2): "
+    "60 ms against 29 ms, 2.06x (main just before: 73 ms, 2.56x). 1.6x would need ~29 M fewer instructions: "
+    "more than ctypes and json together. The floor is not ours: the venv's .pth files (setuptools' editable "
+    "finder imports pathlib, re, importlib.util, urllib.parse) are ~2/3 of `python -c pass` (`python -S -c "
+    "pass`: 28 M). `python -m benchmarks.startup` shows where the time goes; the console script costs what `-m` "
+    "does."
 )
 
 DEFAULTS: dict[str, dict[str, Any]] = {

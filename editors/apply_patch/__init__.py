@@ -11,9 +11,11 @@ imports :mod:`.tool`, an error class only :mod:`.errors`) does not import the ot
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from editors.apply_patch.applier import FileChange, PatchPlan, Step, plan_patch
     from editors.apply_patch.errors import (
         ALL_PATCH_ERRORS,

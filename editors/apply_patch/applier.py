@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterator
-from typing import Literal
 
-from backends.values import value
+from backends.values import field, value
 from editors.apply_patch.errors import (
     AlreadyPart,
     ApplyPatchError,
@@ -30,8 +29,12 @@ from editors.apply_patch.errors import (
     PatchReadFailed,
     PatchWriteFailed,
 )
-from editors.apply_patch.matcher import LineHunk, Pieces, apply_chunks_bytes
+from editors.apply_patch.matcher import LineHunk, LineHunks, Pieces, apply_chunks_bytes
 from editors.apply_patch.parser import AddFile, DeleteFile, Patch, UpdateFile
+
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Literal
 
 Reader = Callable[[str], "bytes | None"]
 Resolver = Callable[[str], str]
@@ -46,9 +49,10 @@ NO_FILES_MODIFIED = "No files were modified."
 class Step:
     """One operation of the plan, in patch order. Paths are resolved; ``display`` as written.
 
-    ``move``: ``path`` is renamed to ``dest`` and ``dest`` then holds ``data``. ``hunks`` (update
-    and move): where the chunks landed in the file as it was before this step (the diff card's source).
-    ``data`` may be pieces (:data:`Content`): ``vfs`` writes them without joining them.
+    ``move``: ``path`` is renamed to ``dest`` and ``dest`` then holds ``data``. :attr:`hunks` (update
+    and move): where the chunks landed in the file as it was before this step (the diff card's
+    source; ``where`` works them out on first use). ``data`` may be pieces (:data:`Content`):
+    ``vfs`` writes them without joining them.
     """
 
     kind: Literal["add", "update", "delete", "move"]
@@ -57,7 +61,11 @@ class Step:
     data: Content | None = None
     dest: str | None = None
     dest_display: str | None = None
-    hunks: tuple[LineHunk, ...] = ()
+    where: LineHunks = field(default_factory=LineHunks)
+
+    @property
+    def hunks(self) -> tuple[LineHunk, ...]:
+        return self.where.get()
 
 
 @value(frozen=True)
@@ -301,7 +309,7 @@ class _Planner:
             # **Ours**: a move onto the file itself is an in-place update (Codex deletes it).
             _check_writable(files, key, hunk.path)
             files.set(key, hunk.path, data)
-            self.steps.append(Step("update", key, hunk.path, data, hunks=hunks))
+            self.steps.append(Step("update", key, hunk.path, data, where=hunks))
             self.modified.append(hunk.move_path if hunk.move_path is not None else hunk.path)
             return
         assert dest_key is not None
@@ -364,7 +372,7 @@ def already_applied(parts: list[AlreadyPart]) -> PatchAlreadyApplied:
     return PatchAlreadyApplied(message, parts=parts)
 
 
-def _updated(files: _Files, key: str, hunk: UpdateFile, notes: list[str]) -> tuple[Content, tuple[LineHunk, ...]]:
+def _updated(files: _Files, key: str, hunk: UpdateFile, notes: list[str]) -> tuple[Content, LineHunks]:
     try:
         current = files.get(key, hunk.path)
     except IsADirectoryError:
@@ -379,5 +387,4 @@ def _updated(files: _Files, key: str, hunk: UpdateFile, notes: list[str]) -> tup
         )
     if not current.isascii():  # (an ASCII file is valid UTF-8: no need to decode it to know)
         _decode(current, key)  # Codex's error for a file that is not UTF-8; the text is not kept
-    hunks: list[LineHunk] = []
-    return apply_chunks_bytes(current, hunk.chunks, key, notes, hunks=hunks), tuple(hunks)
+    return apply_chunks_bytes(current, hunk.chunks, key, notes)

@@ -8,9 +8,11 @@ Every error carries two texts:
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from vfs.errors import AlreadyApplied, PatchError
+
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import ClassVar
 
 # (display path, line ranges 1-based inclusive, whether the part is present)
 AlreadyPart = tuple[str, list[tuple[int, int]], bool]

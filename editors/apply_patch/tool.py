@@ -9,15 +9,22 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from functools import cache
-from typing import Any
 
 import vfs
 from backends.values import field, value
 from editors.apply_patch.applier import FileChange, PatchPlan, Step, plan_patch
 from editors.apply_patch.errors import PatchInvalidInput, PatchWriteFailed
 from editors.apply_patch.parser import parse_patch
-from editors.diffcard import FileEdit, call_data, whole_file
-from editors.result import ToolResult, error_result
+
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from editors.diffcard import FileEdit
+    from editors.result import ToolResult
+
+# editors.diffcard and editors.result are imported where a card or a tool result is made: `vfs
+# apply` without --diff makes neither (~2.5 M instructions of its start-up, issue 20).
 
 TOOL_NAME = "apply_patch"
 TRANSACTION_LABEL = "apply_patch"
@@ -55,11 +62,15 @@ class ApplyResult:
 
     def data(self) -> dict[str, Any]:
         """The structured result: the transaction, a card per file, the lines touched (bounded)."""
+        from editors.diffcard import call_data
+
         versions = dict(self.commit.versions) if self.commit is not None else {}
         return call_data(TOOL_NAME, TOOL_NAME, self.edits, versions=versions, txid=self.txid)
 
     def tool_result(self) -> ToolResult:
         """The model's text (Codex's summary), and :meth:`data` beside it."""
+        from editors.result import ToolResult
+
         # **Ours**: what a recovery did follows Codex's summary (never in place of it).
         text = self.summary + "".join(f"Note: {note}\n" for note in self.notes)
         return ToolResult(text, data=self.data())
@@ -141,6 +152,8 @@ def file_edits(plan: PatchPlan) -> tuple[FileEdit, ...]:
     A file moved by one step is one ``move`` edit (its source's deletion folded in); a file that
     several steps touched, an add and a delete are shown whole.
     """
+    from editors.diffcard import FileEdit, whole_file
+
     steps: dict[str, list[Step]] = {}
     for step in plan.steps:
         steps.setdefault(step.path, []).append(step)
@@ -304,6 +317,8 @@ def call_tool(
     try:
         result = apply_patch(workspace, patch_from_arguments(arguments), session=session)
     except vfs.VfsError as exc:  # ApplyPatchError included
+        from editors.result import error_result
+
         return error_result(exc, prefix="")
     if on_commit is not None and result.commit is not None:
         on_commit(result.commit)

@@ -56,7 +56,14 @@ NEVER = (
     # cost ~4.5 M instructions per class at import, most of what vfs apply spent over the interpreter.
     "dataclasses",
     "inspect",
+    # Annotations only (issue 20: ~11 M instructions of start-up): every module imports its typing
+    # names under `if TYPE_CHECKING:` (see backends/values.py).
+    "typing",
 )
+# On local disk, also none of these (issue 20: start-up for one name each): threading for its Lock
+# (_thread's; ~4 M instructions), signal for SIGURG (_signal's; ~3 M). The memory backend still
+# imports threading.
+NEVER_LOCAL = ("threading", "signal")
 # What the apply path's own modules may import, besides editors.* and vfs.*.
 ALLOWED_STDLIB = {
     "__future__",
@@ -69,7 +76,6 @@ ALLOWED_STDLIB = {
     "posixpath",
     "sys",
     "types",
-    "typing",
 }
 
 SCRIPT = r"""
@@ -136,7 +142,11 @@ def _loaded(modules: object, names: tuple[str, ...]) -> list[str]:
 
 @pytest.mark.parametrize("options", [(), ("--dry-run",), ("--diff", "--color", "always")])
 def test_vfs_apply_imports_only_what_it_needs(tmp_path: Path, options: tuple[str, ...]) -> None:
-    _check_imports(_run_apply(tmp_path, *options), options)
+    result = _run_apply(tmp_path, *options)
+    _check_imports(result, options)
+    assert _loaded(result["modules"], NEVER_LOCAL) == []
+    if not options:  # no card to show: the card and tool-result modules stay unloaded (~2.5 M)
+        assert _loaded(result["modules"], ("editors.diffcard", "editors.result")) == []
 
 
 @pytest.mark.parametrize("options", [(), ("--dry-run",), ("--diff", "--color", "always")])

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import copy
 import pickle
+import typing
 from typing import ClassVar
 
 import pytest
 
 from backends.base import WriteItem
-from backends.values import field, fields_of, replace, value
+from backends.values import Protocol, field, fields_of, replace, value
 
 
 @value
@@ -88,3 +89,55 @@ def test_the_backend_requests_are_value_classes() -> None:
     assert item == WriteItem("a.txt", b"data")
     with pytest.raises(AttributeError):
         item.key = "b.txt"  # type: ignore[misc]
+
+
+class _Sized(Protocol):
+    """A protocol defined the way ours are (run time: backends.values'; the type checker: typing's)."""
+
+    label: str
+
+    def size(self) -> int: ...
+
+    def __enter__(self) -> object: ...
+
+
+class _HasAll:
+    label = "x"
+
+    def size(self) -> int:
+        return 1
+
+    def __enter__(self) -> object:
+        return self
+
+
+class _NoEnter:
+    label = "x"
+
+    def size(self) -> int:
+        return 1
+
+
+class _Nominal(_Sized):
+    """Not a protocol: a class that derives from one is checked by class, as with typing's."""
+
+
+def test_protocols_check_their_members_at_run_time() -> None:
+    assert isinstance(_HasAll(), _Sized)  # structural, as typing.runtime_checkable
+    assert not isinstance(_NoEnter(), _Sized)  # a missing member (a dunder one counts)
+    assert not isinstance(object(), _Sized)
+    assert not isinstance(_HasAll(), _Nominal)  # by class
+    assert isinstance(_Nominal(), _Nominal) and isinstance(_Nominal(), _Sized)
+
+
+def test_protocol_members_are_typings() -> None:
+    @typing.runtime_checkable
+    class Sized(typing.Protocol):
+        label: str
+
+        def size(self) -> int: ...
+
+        def __enter__(self) -> object: ...
+
+    ours: frozenset[str] = getattr(_Sized, "_protocol_members", frozenset())
+    assert ours == typing._get_protocol_attrs(Sized) == {"label", "size", "__enter__"}  # type: ignore[attr-defined]

@@ -14,12 +14,13 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
 
 from editors.adapters.cli.errors import EXIT_USAGE, CliError, Interrupted, UsageError
 
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
 if TYPE_CHECKING:
     import argparse
+    from typing import Any, NoReturn
 
 # verb -> (module, one-line help). Sorted by how often people use them.
 VERBS: dict[str, tuple[str, str]] = {

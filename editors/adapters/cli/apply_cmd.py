@@ -13,7 +13,6 @@ import os
 import sys
 from collections.abc import Sequence
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
 
 import vfs
 from editors.adapters.cli.common import add_workspace_args, open_workspace, read_stdin
@@ -21,6 +20,7 @@ from editors.adapters.cli.errors import EXIT_OK, CodexError, CodexUsage, write
 from editors.apply_patch.errors import ApplyPatchError
 from editors.apply_patch.tool import ApplyResult, apply_patch
 
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
 if TYPE_CHECKING:
     import argparse
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING, Any
 
 import vfs
 from editors.adapters.cli.errors import is_terminal
 
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
 if TYPE_CHECKING:
     import argparse
     from types import SimpleNamespace
+    from typing import Any
 
 
 def add_workspace_args(parser: argparse.ArgumentParser, *, mount: bool = True, mode: bool = True) -> None:

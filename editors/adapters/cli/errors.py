@@ -24,9 +24,11 @@ Imported by ``vfs apply``: only ``sys`` and ``typing`` at module level.
 from __future__ import annotations
 
 import sys
-from typing import IO, TYPE_CHECKING, ClassVar
 
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
 if TYPE_CHECKING:
+    from typing import IO, ClassVar
+
     import vfs
     from editors.result import ToolResult
 

@@ -8,9 +8,11 @@ import pytest
 
 from editors.apply_patch.errors import PatchContextNotFound, PatchLinesNotFound
 from editors.apply_patch.matcher import (
+    LineHunks,
     LineIndex,
     SourceText,
     apply_chunks,
+    apply_chunks_bytes,
     compute_replacements,
     normalise_punctuation,
     seek_sequence,
@@ -252,3 +254,16 @@ def test_many_chunks_on_a_large_file_stay_fast() -> None:
     elapsed = time.perf_counter() - start
     assert out.count("# changed\n") == 1_000
     assert elapsed < 10, elapsed  # linear: about 0.1 s here; a quadratic search takes minutes
+
+
+def test_fast_path_hunks_are_counted_on_first_use_and_agree_with_the_line_model() -> None:
+    """The fast path's line numbers take a pass over the file: only a diff card asks for them."""
+    text = "".join(f"line {i}\n" for i in range(40))
+    chunks = chunks_of("@@\n line 3\n-line 4\n+LINE 4\n+more\n@@\n line 30\n-line 31\n-line 32")
+    data, where = apply_chunks_bytes(text.encode(), chunks, "f.txt")
+    assert isinstance(data, list)  # the fast path's pieces
+    assert where._hunks is None  # nothing counted yet
+    general: list[tuple[int, int, int, int]] = []
+    apply_chunks(text, chunks, "f.txt", hunks=general)
+    assert where.get() == tuple(general) == ((4, 1, 4, 2), (31, 2, 32, 0))
+    assert where == LineHunks(general) and hash(where) == hash(tuple(general))
