@@ -33,7 +33,7 @@ from vfs.context import Context
 from vfs.errors import NotFound, RollbackFailed, StaleVersion, VfsError
 from vfs.recovery import recover, rollback
 from vfs.staging import Overlay
-from vfs.txlog import RECORD_INLINE_MAX, DoneRecord, Journal, Kind, Scan, TargetRecord, digest, new_txid
+from vfs.txlog import RECORD_INLINE_MAX, DoneRecord, Journal, Kind, Scan, TargetRecord, digest, hash_beside, new_txid
 from vfs.types import Change, CommitResult
 
 #: Test-only: name of the commit step at which the process kills itself (crash tests).
@@ -114,7 +114,9 @@ class Commit:
     def _check_seen(self, skip: set[str]) -> None:
         """Everything read or targeted must still be exactly what this transaction first saw."""
         seen = self.overlay.seen
-        plain = [(k, s.version if s.state == "file" else None) for k, s in seen.items() if s.state in ("file", "absent")]
+        plain = [
+            (k, s.version if s.state == "file" else None) for k, s in seen.items() if s.state in ("file", "absent")
+        ]
         plain = [(k, v) for k, v in plain if k not in skip]
         verdicts = dict(zip((k for k, _ in plain), self.storage.matches_many(plain), strict=True))
         others = [k for k in seen if k not in verdicts and k not in skip]
@@ -174,17 +176,21 @@ class Commit:
         journal.session = self.session
         keep_post = self.ctx.capabilities.lock_can_expire
         for index, key in enumerate(targets):
+            seen = self.overlay.seen[key]
+            if seen.state == "file":
+                assert seen.data is not None  # read in preflight
+                journal.pre_images[index] = seen.data
+        pre_digests = hash_beside(journal.pre_images)  # while the post-images are hashed here
+        for index, key in enumerate(targets):
             staged, seen = self.overlay.staged[key], self.overlay.seen[key]
             before = seen.state if seen.state in ("file", "directory") else "absent"
             after_sha = digest(staged.data) if staged.data is not None else None
             journal.targets.append(
                 TargetRecord(key, before, staged.state, seen.version, seen.mode, after_sha, staged.mode)
             )
-            if seen.state == "file":
-                assert seen.data is not None  # read in preflight
-                journal.pre_images[index] = seen.data
             if keep_post and staged.data is not None:
                 journal.post_images[index] = joined(staged.data)
+        journal.pre_digests = pre_digests()
         return journal
 
     def _single(self, journal: Journal) -> bool:
