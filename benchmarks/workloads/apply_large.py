@@ -133,10 +133,11 @@ def build(ctx: Context) -> Workload:
                 "14 M, the UTF-8 check 5 M, the matcher's Python); the rest of the commit ~20 M, 10.5 MB written, "
                 "2 fsyncs. The diff card's line numbers (a count of every line break of the file: 42 M, ~3.5 ms) are "
                 "now counted only when a card asks (matcher.LineHunks). So commit (~27 ms) > 0.25 x Codex (82-118 ms). "
-                "Lower needs the commit path (vfs/commit.py, vfs/txlog.py): the pre-image's digest computed in a "
-                "thread while the patch is matched (blake2b releases the GIL; ~6 ms of wall on 2 cores), or a "
-                "cheaper history record (the pre-image hard-linked, not copied and hashed), or a faster content hash "
-                "(SHA-256 with SHA-NI: 2.7x faster here, but a change of every record and version on disk)."
+                "Taken since: the pre-image's digest is computed on another thread while the post-image's is "
+                "(vfs.txlog.hash_beside; blake2b lets go of the GIL: ~6 ms of wall on 2 cores; 0.50x -> 0.43x in a "
+                "run at load ~1). Left: a faster content hash (OpenSSL's SHA-256 with SHA-NI is ~2x faster here, but "
+                "a change of every record and version on disk, and its import costs ~2.5 ms of each start-up); the "
+                "pre-image kept by hard link instead of copied and hashed was measured slower (transaction's note)."
             ),
         ),
         Target(
@@ -152,7 +153,7 @@ def build(ctx: Context) -> Workload:
                 "instructions (valgrind): 432 M (512 M on main before): the bare interpreter 90 M (its venv's .pth "
                 "files ~2/3 of it, not ours), the imports of `vfs apply` ~64 M (apply_small's note: typing, a "
                 "NamedTuple, threading, signal and the card modules are off the path), the apply 276 M (the CLI runs it with gc off). "
-                "What is left to close ~18 ms: the pre-image's hash in parallel (~6 ms, the commit path), ctypes for "
+                "What is left to close ~18 ms (the pre-image's hash, now beside the post-image's, took ~6): ctypes for "
                 "renameat2 (~8 M instructions, ~2 ms: no other way to call it from Python), json for the journal "
                 "(~6 M, vfs/txlog.py), our ~50 modules' own code (~50 M: unmarshalling and ~170 class bodies)."
             ),

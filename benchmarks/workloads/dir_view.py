@@ -191,7 +191,10 @@ def build(ctx: Context) -> Workload:
     folders, files = shown(p)
     rows = len(folders) + len(files) + 1
     deep_root, shallow_root = _local_roots(ctx, p)
-    local = {tree: vfs.open_workspace(str(root), mount=MOUNT) for tree, root in (("deep", deep_root), ("shallow", shallow_root))}
+    local = {
+        tree: vfs.open_workspace(str(root), mount=MOUNT)
+        for tree, root in (("deep", deep_root), ("shallow", shallow_root))
+    }
     views = _Views()
     series = [
         Series(f"local.{tree}", f"view of a {what} tree's root (local disk)", role,
@@ -215,7 +218,10 @@ def build(ctx: Context) -> Workload:
         except BaseException:
             s3.close()
             raise
-    for tree, other, role, what in (("deep", "shallow", "ours", f"{p['files']:,}-file"), ("shallow", "deep", "baseline", "2-level")):
+    for tree, other, role, what in (
+        ("deep", "shallow", "ours", f"{p['files']:,}-file"),
+        ("shallow", "deep", "baseline", "2-level"),
+    ):
         label = f"view of a {what} tree's root (S3, {p['rtt_ms']:g} ms RTT)"
         if missing is not None:
             series.append(Series(f"s3.{tree}", label, role, lambda: 0.0, missing=missing))
