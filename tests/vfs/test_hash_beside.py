@@ -19,8 +19,13 @@ def test_big_pre_images_get_the_same_digests_as_hashed_in_line() -> None:
     assert digests == {0: txlog.digest(blobs[0]), 5: txlog.digest(blobs[5])}  # the small one is left inline
 
 
-def test_nothing_big_starts_no_thread() -> None:
+def test_small_pre_images_are_left_to_the_journal(monkeypatch: pytest.MonkeyPatch) -> None:
+    started: list[object] = []
+    import _thread
+
+    monkeypatch.setattr(_thread, "start_new_thread", lambda *args: started.append(args))
     assert txlog.hash_beside({0: b"x" * 10})() == {}
+    assert started == []  # no thread for what is cheaper to hash in line
 
 
 def test_a_failure_on_the_other_thread_reaches_the_waiter() -> None:
