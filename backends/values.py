@@ -14,7 +14,9 @@ class, CPython 3.11) and ``import dataclasses`` loads ``inspect`` with ``ast``, 
 ``tokenize`` (~42 M). Replacing them took a small ``vfs apply`` from 337 M instructions to 198 M
 (the bare interpreter, ``python -c pass``: 90 M; counted by valgrind, steadier than time here;
 in time: ``python -m benchmarks.startup``, ``apply_small``). Here the other methods are shared
-functions and ``__init__`` is compiled from source on a class's first instance (~0.5 M; 193 M).
+functions and ``__init__`` binds its arguments in one shared function until a class has made
+``_COMPILE_AT`` instances, then is compiled from source (~0.4 M each: a small ``vfs apply`` made
+instances of 21 classes, 1-4 of most).
 It lives in the lowest layer so that every layer can use it.
 
 For the same reason (issue 20) nothing on the path of ``vfs apply`` imports :mod:`typing` at run
@@ -170,12 +172,67 @@ def _init_source(cls: type, names: list[str], frozen: bool, namespace: dict[str,
     return f"def __init__(self, {', '.join(params)}) -> None:\n" + ("\n".join(body) or "    pass") + "\n"
 
 
+_COMPILE_AT = 16  # the instance of a class that compiles its __init__ (see _make)
+
+
+def _defaults_of(cls: type, names: list[str]) -> dict[str, tuple[bool, Any]]:
+    """Per field with a default: (whether it is a factory, the default or the factory)."""
+    found: dict[str, tuple[bool, Any]] = {}
+    for name in names:
+        default = cls.__dict__.get(name, _MISSING)
+        if isinstance(default, _Field) and default.default_factory is not None:
+            found[name] = (True, default.default_factory)
+        elif default is not _MISSING:
+            found[name] = (False, default.default if isinstance(default, _Field) else default)
+    return found
+
+
+def _bind(
+    self: Any,
+    names: list[str],
+    defaults: dict[str, tuple[bool, Any]],
+    frozen: bool,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> None:
+    """What the compiled ``__init__`` does, for any class: the same values, the same TypeErrors."""
+    function = f"{type(self).__qualname__}.__init__()"
+    if len(args) > len(names):
+        required = len(names) - len(defaults) + 1
+        takes = f"from {required} to {len(names) + 1}" if defaults else str(len(names) + 1)
+        raise TypeError(f"{function} takes {takes} positional arguments but {len(args) + 1} were given")
+    given = dict(zip(names, args, strict=False))  # (fewer arguments than fields: the rest by name or default)
+    for name, item in kwargs.items():
+        if name not in names:
+            raise TypeError(f"{function} got an unexpected keyword argument {name!r}")
+        if name in given:
+            raise TypeError(f"{function} got multiple values for argument {name!r}")
+        given[name] = item
+    missing = [repr(name) for name in names if name not in given and name not in defaults]
+    if missing:
+        listed = (
+            missing[0]
+            if len(missing) == 1
+            else ", ".join(missing[:-1]) + f"{',' if len(missing) > 2 else ''} and {missing[-1]}"
+        )
+        plural = "argument" if len(missing) == 1 else "arguments"
+        raise TypeError(f"{function} missing {len(missing)} required positional {plural}: {listed}")
+    set_field = object.__setattr__ if frozen else setattr
+    for name in names:
+        if name in given:
+            set_field(self, name, given[name])
+        else:
+            is_factory, default = defaults[name]
+            set_field(self, name, default() if is_factory else default)
+
+
 def _make(cls: type, frozen: bool, slots: bool) -> type:
     annotations = cls.__dict__.get("__annotations__", {})  # noqa: RUF063 - not inspect: see the module
     names = [name for name, annotation in annotations.items() if not _is_classvar(annotation)]
     shown = tuple(n for n in names if not (isinstance(cls.__dict__.get(n), _Field) and not cls.__dict__[n].repr))
     namespace: dict[str, Any] = {"_MISSING": _MISSING, "_set": object.__setattr__}
     source = _init_source(cls, names, frozen, namespace)
+    defaults = _defaults_of(cls, names)
     for name in names:  # the defaults live in __init__ now (a class attribute would clash with a slot)
         if isinstance(cls.__dict__.get(name), _Field) or (slots and name in cls.__dict__):
             delattr(cls, name)
@@ -185,9 +242,16 @@ def _make(cls: type, frozen: bool, slots: bool) -> type:
         cls = type(cls)(cls.__name__, cls.__bases__, body)
     made = cls
 
+    made_count = [0]
+
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        # Compiled on the first instance: most of the value classes a command imports never get
-        # one (a small `vfs apply` makes instances of about half of them).
+        # Most value classes make a few instances per command (a small `vfs apply` makes 1-4 of
+        # about half of them): compiling ``__init__`` from source costs ~0.4 M instructions, binding
+        # the arguments here ~20 k. A class that keeps making instances gets the compiled one.
+        made_count[0] += 1
+        if made_count[0] < _COMPILE_AT:
+            _bind(self, names, defaults, frozen, args, kwargs)
+            return
         exec(source, namespace)
         init = namespace["__init__"]
         init.__qualname__ = f"{made.__qualname__}.__init__"

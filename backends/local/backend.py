@@ -91,7 +91,7 @@ class LocalBackend:
         emulation): versions then rest on inode, size, mtime and the hash of racy files.
         ``set_aside=False`` reopens the check-to-rename window the set-aside protocol closes (see
         the package docstring); an emulated filesystem whose handles are not the kernel's must
-        pass it, since the protocol reaches the kernel directly (``renameat2`` through ctypes)."""
+        pass it, since the protocol reaches the kernel directly (``renameat2`` through backends.local.libc)."""
         self.set_aside = set_aside
         self._root = Root(root, dir_fd=has_dir_fd())
         self.root = self._root.path

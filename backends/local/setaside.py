@@ -27,11 +27,9 @@ every vfs-only name left here is a temp name, swept by recovery; the journal res
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import fcntl
 import os
-import sys
 
 # The number from _signal, which `signal` wraps: `import signal` turns every constant into an
 # enum member (~3 M instructions of start-up, issue 20) for the one number needed here.
@@ -39,6 +37,7 @@ from _signal import SIGURG  # type: ignore[import-not-found]  # no stub: signal 
 from collections.abc import Callable
 
 from backends.base import BeingWritten, PreconditionFailed, Vanished
+from backends.local import libc
 from backends.local.containment import Directory
 from backends.local.publish import discard, fresh_temp_name
 
@@ -47,24 +46,14 @@ RENAME_EXCHANGE = 2
 _NAME_MAX = 255
 
 
-def _renameat2() -> Callable[..., int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        function: Callable[..., int] = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return None
-    return function
-
-
-_RENAMEAT2 = _renameat2()
+_RENAMEAT2 = libc.function("renameat2")
 
 
 def exchange(directory: Directory, a: str, b: str) -> None:
     """Swap the files named ``a`` and ``b`` in ``directory``, atomically."""
     assert _RENAMEAT2 is not None and directory.fd is not None
     if _RENAMEAT2(directory.fd, os.fsencode(a), directory.fd, os.fsencode(b), RENAME_EXCHANGE) != 0:
-        code = ctypes.get_errno()
+        code = libc.last_errno()
         raise OSError(code, os.strerror(code), b)
 
 

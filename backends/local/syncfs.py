@@ -10,11 +10,12 @@ dirty on the filesystem.
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
+
+from backends.local import libc
 
 TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
 if TYPE_CHECKING:
@@ -35,10 +36,9 @@ def _syncfs() -> Callable[[int], int] | None:
         return None
     try:
         major, minor = (int(x) for x in os.uname().release.split(".")[:2])
-        function: Callable[[int], int] = ctypes.CDLL(None, use_errno=True).syncfs
-    except (ValueError, OSError, AttributeError):
+    except ValueError:
         return None
-    return function if (major, minor) >= (5, 8) else None
+    return libc.function("syncfs") if (major, minor) >= (5, 8) else None
 
 
 def available() -> bool:
@@ -54,7 +54,7 @@ def sync_all(fds: Iterable[int]) -> None:
         by_device.setdefault(os.fstat(fd).st_dev, fd)
     for fd in by_device.values():
         if call(fd) != 0:
-            code = ctypes.get_errno()
+            code = libc.last_errno()
             raise OSError(code, f"syncfs: {os.strerror(code)}")
 
 

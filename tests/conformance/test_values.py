@@ -141,3 +141,67 @@ def test_protocol_members_are_typings() -> None:
 
     ours: frozenset[str] = getattr(_Sized, "_protocol_members", frozenset())
     assert ours == typing._get_protocol_attrs(Sized) == {"label", "size", "__enter__"}  # type: ignore[attr-defined]
+
+
+CALLS: list[tuple[tuple[object, ...], dict[str, object]]] = [
+    (("a",), {}),
+    (("a", 2), {}),
+    (("a", 2, ["x"]), {}),
+    ((), {"name": "a", "items": ["y"]}),
+    (("a",), {"count": 5}),
+    ((), {}),  # missing name
+    (("a", 1, [], 9), {}),  # too many
+    (("a",), {"name": "b"}),  # twice
+    (("a",), {"colour": 1}),  # unknown
+]
+
+
+def _outcome(cls: type, args: tuple[object, ...], kwargs: dict[str, object]) -> object:
+    try:
+        made = cls(*args, **kwargs)
+    except TypeError as exc:
+        return ("TypeError", str(exc).split("(", 1)[1])  # the message after the function's name
+    return tuple(getattr(made, name) for name in fields_of(cls))
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_the_first_instances_bind_as_the_compiled_init_does(frozen: bool) -> None:
+    # A class binds its first instances' arguments in one shared function and compiles its
+    # __init__ later (start-up: see the module); both must give the same fields and errors.
+    def fresh() -> type:
+        @value(frozen=frozen, slots=frozen)
+        class Made:
+            name: str
+            count: int = 0
+            items: list[str] = field(default_factory=list)
+
+        return Made
+
+    early = fresh()
+    late = fresh()
+    for _ in range(40):  # past the point where late compiles its __init__
+        late("warm")
+    assert "_bind" not in late.__init__.__code__.co_names  # compiled now
+    for args, kwargs in CALLS:
+        early_outcome = _outcome(early, args, kwargs)
+        assert early_outcome == _outcome(late, args, kwargs), (args, kwargs)
+    first, second = early("a"), early("b")
+    first.items.append("x")
+    assert second.items == []  # a fresh default per instance before compiling too
+
+
+def test_the_early_binding_names_every_missing_argument_as_python_does() -> None:
+    def fresh() -> type:
+        @value
+        class Three:
+            a: int
+            b: int
+            c: int
+
+        return Three
+
+    early, late = fresh(), fresh()
+    for _ in range(40):
+        late(1, 2, 3)
+    for args in [(), (1,), (1, 2, 3, 4)]:
+        assert _outcome(early, args, {}) == _outcome(late, args, {})

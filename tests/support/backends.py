@@ -90,7 +90,7 @@ class PyfakefsFactory(LocalFactory):
         root = f"/fake/ws{next(_counter)}"
         os.makedirs(root)
         # Declared, not detected: pyfakefs moves a file's ctime whenever it is opened, and its
-        # handles are not the kernel's (renameat2 through ctypes must not see them).
+        # handles are not the kernel's (renameat2 through backends.local.libc must not see them).
         return LocalBackend(root, trust_ctime=False, set_aside=False)
 
     def bad_root_backend(self) -> Backend | None:
