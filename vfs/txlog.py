@@ -32,7 +32,6 @@ model path. A record that fails raises :class:`~vfs.errors.CorruptMetadata`, nam
 from __future__ import annotations
 
 import functools
-import json
 import os
 import re
 import time
@@ -40,6 +39,7 @@ from collections.abc import Callable, Iterable
 
 from backends.base import DeleteItem, WriteData, WriteItem, content_digest
 from backends.values import field, value
+from vfs import recordjson
 from vfs.errors import CorruptMetadata, Exists, NotFound, StaleVersion, VfsError
 from vfs.storage import Storage
 
@@ -174,7 +174,7 @@ class Journal:
                 spans[kind][str(index)] = [offset, len(blob), sha]
                 blobs.append(blob)
                 offset += len(blob)
-        header = json.dumps(
+        header = recordjson.dumps(
             {
                 "txid": self.txid,
                 "label": self.label,
@@ -186,9 +186,8 @@ class Journal:
                 "created_dirs": self.created_dirs,
                 "targets": [vars(t) for t in self.targets],
                 "blobs": spans,
-            },
-            sort_keys=True,
-        ).encode()
+            }
+        )
         return [JOURNAL_MAGIC + f"{len(header)} {digest(header)}\n".encode() + header, *blobs]
 
     def encode(self) -> bytes:
@@ -210,7 +209,7 @@ class DoneRecord:
     session: str | None = None
 
     def encode(self) -> bytes:
-        body = json.dumps(vars(self), sort_keys=True).encode()
+        body = recordjson.dumps(vars(self))
         return DONE_MAGIC + digest(body).encode() + b"\n" + body
 
 
@@ -421,7 +420,7 @@ class TxLog:
                 self.storage.mkdir(self.checkpoints_key)
             except Exists:
                 pass  # made meanwhile by another client: just as good
-        body = json.dumps(vars(checkpoint), sort_keys=True).encode()
+        body = recordjson.dumps(vars(checkpoint))
         data = CHECKPOINT_MAGIC + digest(body).encode() + b"\n" + body
         self.storage.write(WriteItem(f"{self.checkpoints_key}/{checkpoint.name}", data, versioned=False))
 
@@ -623,7 +622,7 @@ def _session(reader: _Reader, raw: Any) -> str | None:
 
 def _json(data: bytes, reader: _Reader) -> Any:
     try:
-        return json.loads(data)
+        return recordjson.loads(data)
     except (ValueError, UnicodeDecodeError):
         raise reader.fail("not valid JSON") from None
 

@@ -63,8 +63,9 @@ NEVER = (
 # On local disk, also none of these (issue 20: start-up for one name each): threading for its Lock
 # (_thread's; ~4 M instructions), signal for SIGURG (_signal's; ~3 M). The memory backend still
 # imports threading. Nor ctypes' Python half (~8 M: renameat2 and syncfs are called through
-# _ctypes, backends/local/libc.py).
-NEVER_LOCAL = ("threading", "signal", "ctypes")
+# _ctypes, backends/local/libc.py). Nor json (~7 M: its modules compile regular expressions; a
+# commit writes its records with json's C encoder, vfs/recordjson.py).
+NEVER_LOCAL = ("threading", "signal", "ctypes", "json")
 # What the apply path's own modules may import, besides editors.* and vfs.*.
 ALLOWED_STDLIB = {
     "__future__",
