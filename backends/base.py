@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 
@@ -92,7 +91,13 @@ def data_size(data: WriteData) -> int:
 #: Backends that stage a write in a temp file next to its target name it with :func:`temp_name`,
 #: so vfs can hide such files from listings and sweep leftovers after a crash.
 TEMP_MARKER = ".vfs-tmp-"
-_TEMP_NAME = re.compile(r"\.vfs-tmp-[0-9a-f]{32}")
+_HEX_DIGITS = frozenset("0123456789abcdef")
+
+
+def is_lower_hex(text: str, length: int) -> bool:
+    """Whether ``text`` is exactly ``length`` lower-case hex digits (the names and digests vfs
+    writes; checked without :mod:`re`, whose compiling costs every start-up: issue 20)."""
+    return len(text) == length and _HEX_DIGITS.issuperset(text)
 
 
 def temp_name() -> str:
@@ -103,7 +108,7 @@ def temp_name() -> str:
 
 def is_temp_name(name: str) -> bool:
     """Whether ``name`` is exactly a :func:`temp_name`."""
-    return _TEMP_NAME.fullmatch(name) is not None
+    return name.startswith(TEMP_MARKER) and is_lower_hex(name[len(TEMP_MARKER) :], 32)
 
 
 class PreconditionFailed(OSError):
@@ -318,7 +323,9 @@ class DeleteItem:
     durable: bool = True
 
 
-def check_precondition(item: WriteItem | DeleteItem, current: FileInfo | None, same_version: Callable[[], bool]) -> None:
+def check_precondition(
+    item: WriteItem | DeleteItem, current: FileInfo | None, same_version: Callable[[], bool]
+) -> None:
     """The one statement of the conditional-write rule, for backends that check it themselves.
 
     ``current`` is what is at the key now (``None``: nothing); ``same_version`` answers whether it

@@ -33,11 +33,10 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import time
 from collections.abc import Callable, Iterable
 
-from backends.base import DeleteItem, WriteData, WriteItem, content_digest
+from backends.base import DeleteItem, WriteData, WriteItem, content_digest, is_lower_hex
 from backends.values import field, value
 from vfs import recordjson
 from vfs.errors import CorruptMetadata, Exists, NotFound, StaleVersion, VfsError
@@ -61,12 +60,29 @@ DONE_MAGIC = b"VFSDONE2\n"
 RECORD_MAGIC = b"VFSRECORD1\n"
 #: The largest pre-image a ``.record`` holds: the log reads every record whole.
 RECORD_INLINE_MAX = 1 << 16
-_TXID = re.compile(r"\d{20}-[0-9a-f]{8}")
-_DIGEST = re.compile(r"[0-9a-f]{32}")
+_ALPHANUMERIC = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+#: a checkpoint's name: ``[A-Za-z0-9][A-Za-z0-9._-]{0,63}``; a session id also allows ':'
+_NAME_CHARS = _ALPHANUMERIC | {".", "_", "-"}
+
+
+def _is_txid(text: str) -> bool:
+    """``\\d{20}-[0-9a-f]{8}`` (ASCII digits), as :func:`new_txid` makes them; without :mod:`re`
+    (its compiling is start-up: issue 20)."""
+    return (
+        len(text) == 29
+        and text[20] == "-"
+        and text[:20].isascii()
+        and text[:20].isdigit()
+        and is_lower_hex(text[21:], 8)
+    )
+
+
+def _is_name(text: str, allowed: frozenset[str]) -> bool:
+    return 0 < len(text) <= 64 and text[0] in _ALPHANUMERIC and allowed.issuperset(text)
+
+
 _STATES = ("file", "absent", "directory")
 _SUFFIXES = frozenset(("journal", "done", "gap", "record"))
-#: a session (conversation) id: what ``vfs undo --session`` names
-_SESSION = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
 #: A header larger than this is not one of ours (a commit of 100,000 files stays far below).
 _MAX_HEADER = 1 << 28
 
@@ -116,7 +132,7 @@ def hash_beside(blobs: dict[int, bytes]) -> Callable[[], dict[int, str]]:
 
 def valid_session_id(session: object) -> bool:
     """Letters, digits, '.', '_', ':' and '-', at most 64, starting with a letter or digit."""
-    return isinstance(session, str) and _SESSION.fullmatch(session) is not None
+    return isinstance(session, str) and _is_name(session, _NAME_CHARS | {":"})
 
 
 def new_session_id() -> str:
@@ -223,11 +239,10 @@ class Checkpoint:
 
 
 CHECKPOINT_MAGIC = b"VFSCHECKPOINT1\n"
-_CHECKPOINT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
 def valid_checkpoint_name(name: str) -> bool:
-    return isinstance(name, str) and _CHECKPOINT_NAME.fullmatch(name) is not None
+    return isinstance(name, str) and _is_name(name, _NAME_CHARS)
 
 
 @value
@@ -276,7 +291,7 @@ class _Reader:
 
     def sha(self, raw: Any, name: str, optional: bool = False) -> str | None:
         value = self.get(raw, name, str, optional)
-        if value is not None and not _DIGEST.fullmatch(value):
+        if value is not None and not is_lower_hex(value, 32):
             raise self.fail(f"field {name!r} is not a digest")
         return value  # type: ignore[no-any-return]
 
@@ -451,7 +466,7 @@ class TxLog:
             raise reader.fail("digest mismatch")
         raw = _json(body, reader)
         txid = reader.get(raw, "txid", str, optional=True)
-        if txid is not None and not _TXID.fullmatch(txid):
+        if txid is not None and not _is_txid(txid):
             raise reader.fail("field 'txid' is not a txid")
         if reader.get(raw, "name", str) != name:
             raise reader.fail("its name is not its file name")
@@ -601,13 +616,13 @@ def _record_name(name: str) -> tuple[str, str] | None:
     """``(txid, suffix)`` of a record's file name, ``None`` for any other name. Memoized: every
     commit lists the same names again (a history of 50 records is 100 of them)."""
     txid, dot, suffix = name.partition(".")
-    if not (dot and suffix in _SUFFIXES and _TXID.fullmatch(txid)):
+    if not (dot and suffix in _SUFFIXES and _is_txid(txid)):
         return None
     return txid, suffix
 
 
 def _txids(reader: _Reader, raw: list[Any]) -> list[str]:
-    if not all(isinstance(t, str) and _TXID.fullmatch(t) for t in raw):
+    if not all(isinstance(t, str) and _is_txid(t) for t in raw):
         raise reader.fail("field 'reverts' holds something that is not a txid")
     return list(raw)
 
@@ -632,7 +647,7 @@ def _split_journal(data: bytes, reader: _Reader) -> tuple[bytes, memoryview]:
         raise reader.fail("not a vfs journal")
     line_end = data.find(b"\n", len(JOURNAL_MAGIC), len(JOURNAL_MAGIC) + 64)
     parts = data[len(JOURNAL_MAGIC) : line_end].split(b" ") if line_end > 0 else []
-    if len(parts) != 2 or not parts[0].isdigit() or not _DIGEST.fullmatch(parts[1].decode("ascii", "replace")):
+    if len(parts) != 2 or not parts[0].isdigit() or not is_lower_hex(parts[1].decode("ascii", "replace"), 32):
         raise reader.fail("bad header line")
     length = int(parts[0])
     header = data[line_end + 1 : line_end + 1 + length]
