@@ -3,7 +3,7 @@
 Series: ``python -m editors.cli apply`` (ours), Codex's ``apply_patch`` binary, and the floor of
 any Python command on this machine: ``python -c pass``, the same interpreter with the same
 environment and no flags, as the ``vfs`` console script starts it (``#!.../python``, then
-``from editors.adapters.cli import main``; the script costs what ``-m editors.cli`` costs, see
+``from editors.adapters.cli import run``; the script costs what ``-m editors.cli`` costs, see
 ``python -m benchmarks.startup``). The target is a ratio to that floor, measured in the same run
 (issue 20: <= 1.6x); the earlier absolute bound (< 0.1 s) stays as a row of its own.
 """

@@ -9,6 +9,7 @@ module may also offer ``parse_quick(argv)``: its plain command lines parsed with
 
 from __future__ import annotations
 
+import atexit
 import gc
 import importlib
 import os
@@ -113,6 +114,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return interrupted()
+
+
+def run() -> NoReturn:
+    """The ``vfs`` program (the console script, ``python -m editors.cli``): :func:`main`, then
+    the process ends with its status.
+
+    Without the interpreter's teardown where nothing needs it (as mypy's ``hard_exit``): freeing
+    every object and module one by one costs a `vfs apply` of a 5 MB file ~10 ms, a small one ~3
+    ms (issue 20), and the kernel frees the memory at once. Nothing is skipped that has work to
+    do: output is flushed here, and the process ends as usual when anything registered for exit
+    (``atexit``: the S3 stack's clean-up, logging) or a thread besides this one is there."""
+    code = main()
+    if _nothing_left_for_exit():
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass  # (a closed or broken stream: the interpreter's own exit reports it)
+        else:
+            os._exit(code)
+    raise SystemExit(code)
+
+
+def _nothing_left_for_exit() -> bool:
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return False
+    count = getattr(atexit, "_ncallbacks", None)  # (CPython's; elsewhere: the usual exit)
+    return count is not None and count() == 0
 
 
 def interrupted() -> int:

@@ -1,3 +1,3 @@
-from editors.adapters.cli import main
+from editors.adapters.cli import run
 
-raise SystemExit(main())
+run()
