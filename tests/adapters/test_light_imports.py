@@ -69,6 +69,7 @@ NEVER_LOCAL = ("threading", "signal", "ctypes", "json")
 # What the apply path's own modules may import, besides editors.* and vfs.*.
 ALLOWED_STDLIB = {
     "__future__",
+    "atexit",  # (built in: whether anything is registered for exit, editors.adapters.cli.run)
     "collections.abc",
     "backends.values",  # the one system of value classes (the bottom layer's; no stdlib import)
     "functools",
