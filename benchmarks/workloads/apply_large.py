@@ -147,15 +147,14 @@ def build(ctx: Context) -> Workload:
             denominator="codex",
             earlier=1.5,
             note=(
-                "= process start + the in-process apply (see above), both CPU-bound (fsync off saves ~8 ms). "
-                "2026-12-03, load ~1-2: `vfs apply` 100 ms (CPU 93 ms; 111 ms on main just before) against Codex 82 ms "
-                "(118 ms in another run: Codex's time moves the ratio as much as ours); `python -c pass` 29 ms. In "
-                "instructions (valgrind): 432 M (512 M on main before): the bare interpreter 90 M (its venv's .pth "
-                "files ~2/3 of it, not ours), the imports of `vfs apply` ~64 M (apply_small's note: typing, a "
-                "NamedTuple, threading, signal and the card modules are off the path), the apply 276 M (the CLI runs it with gc off). "
-                "What is left to close ~18 ms (the pre-image's hash, now beside the post-image's, took ~6): ctypes for "
-                "renameat2 (~8 M instructions, ~2 ms: no other way to call it from Python), json for the journal "
-                "(~6 M, vfs/txlog.py), our ~50 modules' own code (~50 M: unmarshalling and ~170 class bodies)."
+                "= process start + the in-process apply (see above) + the process's end, CPU-bound (fsync off "
+                "saves ~8 ms). In instructions (valgrind): 386 M (432 M before issue 20's third round, 512 M before "
+                "the second): the bare interpreter 89 M (its venv's .pth files ~2/3 of it), the imports ~36 M "
+                "(apply_small's note: ctypes' Python half, json and re's compiling are off the path), the apply "
+                "~260 M (the CLI runs it with gc off). The third round also ends the program without the "
+                "interpreter's teardown when nothing needs it (editors.adapters.cli.run): freeing the patch's and "
+                "the file's objects one by one took ~10 ms of this command. Codex's own time moves the ratio as "
+                "much as ours (82-148 ms in runs of 2026-12-03)."
             ),
         ),
     ]

@@ -17,21 +17,22 @@ from benchmarks.context import Context, check_files, check_process, reset_histor
 from benchmarks.core import Measured, Series, Target, Workload
 
 NOTE = (
-    "counted in instructions (valgrind; steadier than time on a shared machine): `python -c pass` 90 M, "
-    "`vfs apply` 173 M (205 M on main before issue 20's second round, measured the same way; 337 M before the value "
-    "classes left dataclasses, see backends/values.py). Gone from the path: typing (~11.5 M: every module imports "
-    "its typing names under `TYPE_CHECKING = False`, and Protocol's run-time part is backends.values'), a "
-    "NamedTuple (~12 M: collections.namedtuple compiles its methods; a value class now), threading (~4 M, for a "
-    "Lock: _thread's), signal (~3 M, for SIGURG: _signal's), and, without --diff, the card and tool-result "
-    "modules (~2 M). The rest over the floor (83 M): the imports 64 M "
-    "(ctypes ~8 M for renameat2, the set-aside swap of every conditional write; json ~6 M for the journal; our "
-    "~50 modules' own code ~50 M: unmarshalling and ~170 class bodies, all on the path), the run 19 M with a durable "
-    "3-file commit: 10 fsyncs, 0.3-3 ms each on this disk (`fsync=false` series). In time (2026-12-03, load ~1-2): "
-    "60 ms against 29 ms, 2.06x (main just before: 73 ms, 2.56x). 1.6x would need ~29 M fewer instructions: "
-    "more than ctypes and json together. The floor is not ours: the venv's .pth files (setuptools' editable "
-    "finder imports pathlib, re, importlib.util, urllib.parse) are ~2/3 of `python -c pass` (`python -S -c "
-    "pass`: 28 M). `python -m benchmarks.startup` shows where the time goes; the console script costs what `-m` "
-    "does."
+    "counted in instructions (valgrind; steadier than time on a shared machine), on this machine's venv: "
+    "`python -c pass` 89 M, `vfs apply` 125 M, 1.41x (169 M at the start of issue 20's third round; 205 M before "
+    "the second; 337 M before the value classes left dataclasses, see backends/values.py). The third round: "
+    "renameat2 and syncfs through _ctypes, not ctypes' Python half (backends/local/libc.py: 169 -> 150 M "
+    "together with the next); a value class binds its first 15 instances' arguments in one shared function and "
+    "compiles its __init__ only then (a small apply made 1-4 instances of 21 classes, each compile ~0.4 M); "
+    "records written by json's C encoder, json imported only to read one (vfs/recordjson.py: ~5 M); names in "
+    ".vfs/ checked without re (~1.6 M); the program ends without the interpreter's teardown when no exit "
+    "handler and no other thread is left (editors.adapters.cli.run, as mypy's hard_exit: ~19 M here, ~10 ms "
+    "on a 5 MB apply). Gone earlier: typing (~11.5 M), a NamedTuple (~12 M), threading (~4 M), signal (~3 M), "
+    "the card modules without --diff (~2 M). Left over the floor (36 M): our ~45 modules' own code (unmarshalling, "
+    "~170 class bodies, 26 exception classes) and the run, with a durable 3-file commit: 7 fsyncs, 0.3-3 ms each "
+    "on this disk (`fsync=false` series). The floor is the venv's: its .pth files (setuptools' editable finder "
+    "imports pathlib, re, importlib.util, urllib.parse) are ~2/3 of `python -c pass` (`python -S -c pass`: "
+    "28 M); installed from a wheel, the interpreter starts faster and vfs apply imports none of those (nor re). "
+    "`python -m benchmarks.startup` shows where the time goes; the console script costs what `-m` does."
 )
 
 DEFAULTS: dict[str, dict[str, Any]] = {
