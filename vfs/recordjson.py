@@ -9,8 +9,6 @@ read (recovery, ``log``, ``undo``: never on a commit's path when no one left any
 
 from __future__ import annotations
 
-from _json import encode_basestring_ascii, make_encoder  # json's C half
-
 TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
 if TYPE_CHECKING:
     from typing import Any
@@ -20,12 +18,27 @@ def _unserializable(obj: object) -> object:
     raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
-# (markers: None skips the check for cycles, which records, built of fresh dicts and lists, never have)
-_ENCODE = make_encoder(None, _unserializable, encode_basestring_ascii, None, ": ", ", ", True, False, True)
+def _c_encoder() -> Any:
+    """json's C encoder as ``json.dumps(sort_keys=True)`` sets it up; ``None`` where the
+    interpreter has none (not CPython) or sets it up otherwise: then :mod:`json` itself."""
+    try:
+        from _json import encode_basestring_ascii, make_encoder  # json's C half
+
+        # (markers: None skips the check for cycles, which records, built of fresh dicts and lists, never have)
+        return make_encoder(None, _unserializable, encode_basestring_ascii, None, ": ", ", ", True, False, True)
+    except (ImportError, TypeError):  # pragma: no cover - CPython 3.11-3.13 have it as above
+        return None
+
+
+_ENCODE = _c_encoder()
 
 
 def dumps(obj: Any) -> bytes:
     """``json.dumps(obj, sort_keys=True).encode()``: keys sorted, ASCII, the default separators."""
+    if _ENCODE is None:  # pragma: no cover - see _c_encoder
+        import json
+
+        return json.dumps(obj, sort_keys=True).encode()
     text: str = "".join(_ENCODE(obj, 0))
     return text.encode()
 

@@ -45,7 +45,7 @@ def function(name: str) -> Callable[..., int] | None:
         return None
     try:
         found: Callable[..., int] = _Function((name, _Process()))  # type: ignore[arg-type]  # CDLL's part of it
-    except (AttributeError, OSError):  # dlsym found nothing
+    except (AttributeError, OSError, TypeError):  # dlsym found nothing (TypeError: another ctypes)
         return None
     return found
 
