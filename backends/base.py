@@ -298,7 +298,9 @@ class WriteItem:
     ``mode`` None keeps the existing file's mode (or the default for a new file).
     ``if_version`` / ``if_absent``: the condition (see :func:`check_precondition`).
     ``digest`` is ``content_digest(data)`` when the caller has it already (a backend that hashes
-    content into versions uses it instead of hashing again). ``durable=False`` allows skipping
+    content into versions uses it instead of hashing again), or a callable that returns it: a
+    digest still being computed on another thread, asked for (:func:`given_digest`) only once the
+    bytes are written, so that hashing a large file overlaps its write and flush. ``durable=False`` allows skipping
     the flush to stable storage (vfs uses it only for records whose loss in a power cut costs
     nothing but an undo step); still atomic. ``versioned=False`` says the caller will not use the
     returned version (vfs's own records), so the backend may return ``version=None``.
@@ -309,9 +311,16 @@ class WriteItem:
     mode: int | None = None
     if_version: str | None = None
     if_absent: bool = False
-    digest: str | None = None
+    digest: str | Callable[[], str] | None = None
     durable: bool = True
     versioned: bool = True
+
+
+def given_digest(item: WriteItem) -> str | None:
+    """The caller's ``content_digest`` of ``item.data``, if it gave one (waited for if it is
+    still being computed)."""
+    digest = item.digest
+    return digest() if callable(digest) else digest
 
 
 @value(frozen=True, slots=True)

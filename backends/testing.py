@@ -190,6 +190,20 @@ class BackendContract:
         backend.write(WriteItem("a.txt", b"HASHED ONCE\n"))
         assert not backend.matches("a.txt", info.version)
 
+    def test_digest_hint_may_be_a_callable_still_computing_it(self, backend: Backend) -> None:
+        data = b"hashed beside the write\n"
+        asked: list[str] = []
+
+        def later() -> str:
+            asked.append(content_digest(data))
+            return asked[-1]
+
+        info = backend.write(WriteItem("b.txt", data, digest=later))
+        assert len(asked) <= 1 and backend.read("b.txt")[0] == data
+        assert backend.matches("b.txt", info.version)
+        backend.write(WriteItem("b.txt", b"HASHED BESIDE THE WRITE\n"))
+        assert not backend.matches("b.txt", info.version)
+
     def test_non_durable_write_and_delete_are_accepted(self, backend: Backend) -> None:
         # durable=False may skip the flush; the change itself must still happen, atomically
         info = backend.write(WriteItem("h.bin", b"history", durable=False))

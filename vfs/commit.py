@@ -28,12 +28,12 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
-from backends.base import DeleteItem, WriteItem, iter_parents, joined
+from backends.base import DeleteItem, WriteData, WriteItem, iter_parents, joined
 from vfs.context import Context
 from vfs.errors import NotFound, RollbackFailed, StaleVersion, VfsError
 from vfs.recovery import recover, rollback
 from vfs.staging import Overlay
-from vfs.txlog import RECORD_INLINE_MAX, DoneRecord, Journal, Kind, Scan, TargetRecord, digest, hash_beside, new_txid
+from vfs.txlog import RECORD_INLINE_MAX, DoneRecord, Journal, Kind, Scan, TargetRecord, hash_beside, new_txid
 from vfs.types import Change, CommitResult
 
 #: Test-only: name of the commit step at which the process kills itself (crash tests).
@@ -60,6 +60,9 @@ class Commit:
         self.kind = kind
         self.reverts = reverts
         self.storage = ctx.storage
+        #: the digests of the pre-images and post-images by target index (see _prepare_journal)
+        self._pre_digests: Callable[[], dict[int, str]] = dict
+        self._post_digests: Callable[[], dict[int, str]] = dict
 
     def run(self, targets: list[str], prune: Callable[[], None]) -> CommitResult:
         with self.ctx.commit_lock() as held:
@@ -175,22 +178,31 @@ class Commit:
         )
         journal.session = self.session
         keep_post = self.ctx.capabilities.lock_can_expire
+        post: dict[int, WriteData] = {}
         for index, key in enumerate(targets):
-            seen = self.overlay.seen[key]
+            staged, seen = self.overlay.staged[key], self.overlay.seen[key]
             if seen.state == "file":
                 assert seen.data is not None  # read in preflight
                 journal.pre_images[index] = seen.data
-        pre_digests = hash_beside(journal.pre_images)  # while the post-images are hashed here
+            if staged.data is not None:
+                post[index] = staged.data
+        # Hashed on other threads while the commit goes on: waited for by _settle (a journal
+        # written first), or by the backend once the bytes are down (the written file's version).
+        self._pre_digests = hash_beside(journal.pre_images)
+        self._post_digests = hash_beside(post)
         for index, key in enumerate(targets):
             staged, seen = self.overlay.staged[key], self.overlay.seen[key]
             before = seen.state if seen.state in ("file", "directory") else "absent"
-            after_sha = digest(staged.data) if staged.data is not None else None
-            journal.targets.append(
-                TargetRecord(key, before, staged.state, seen.version, seen.mode, after_sha, staged.mode)
-            )
+            journal.targets.append(TargetRecord(key, before, staged.state, seen.version, seen.mode, None, staged.mode))
             if keep_post and staged.data is not None:
                 journal.post_images[index] = joined(staged.data)
-        journal.pre_digests = pre_digests()
+        return journal
+
+    def _settle(self, journal: Journal) -> Journal:
+        """The journal with every digest filled in (waited for), as it must be to be written."""
+        journal.pre_digests = self._pre_digests()
+        for index, sha in self._post_digests().items():
+            journal.targets[index].after_sha = sha
         return journal
 
     def _single(self, journal: Journal) -> bool:
@@ -218,11 +230,11 @@ class Commit:
                 written[target.key] = None
 
     def _apply_files(self, journal: Journal, written: dict[str, str | None], untouched: set[str]) -> None:
-        writes = [t for t in journal.targets if t.after == "file"]
+        writes = [(i, t) for i, t in enumerate(journal.targets) if t.after == "file"]
         deletes = [t for t in journal.targets if t.after == "absent" and t.before == "file"]
-        untouched.difference_update(t.key for t in writes)
-        results = self.storage.write_many([self._write_item(t) for t in writes])
-        for target, result in zip(writes, results, strict=True):
+        untouched.difference_update(t.key for _, t in writes)
+        results = self.storage.write_many([self._write_item(i, t) for i, t in writes])
+        for (_, target), result in zip(writes, results, strict=True):
             if isinstance(result, StaleVersion):
                 untouched.add(target.key)
             elif not isinstance(result, VfsError):
@@ -238,15 +250,16 @@ class Commit:
                 untouched.add(target.key)
         _raise_first(outcomes)
 
-    def _write_item(self, target: TargetRecord) -> WriteItem:
+    def _write_item(self, index: int, target: TargetRecord) -> WriteItem:
         staged = self.overlay.staged[target.key]
+        post = self._post_digests
         return WriteItem(
             target.key,
             staged.data or b"",
             staged.mode,
             target.before_version if target.before == "file" else None,
             target.before == "absent",
-            target.after_sha,
+            target.after_sha or (lambda: post()[index]),
         )
 
     def _apply_directory(self, target: TargetRecord) -> None:
@@ -269,7 +282,7 @@ class Commit:
         untouched = {t.key for t in journal.targets}
         try:
             self.ctx.ensure_meta()
-            self.storage.write(log.journal_item(journal))
+            self.storage.write(log.journal_item(self._settle(journal)))
             crash_point("journaled")
             for key in journal.created_dirs:
                 self.storage.mkdir(key)
@@ -346,6 +359,7 @@ class Commit:
         untouched = {target.key}
         self._apply_files(journal, written, untouched)
         crash_point("applied-0")
+        self._settle(journal)
         done = done_record(journal, written, self.ctx.display)
         journal.committed = True
         journal.post_images = {}  # history needs the pre-image only

@@ -34,9 +34,9 @@ from __future__ import annotations
 import functools
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
-from backends.base import DeleteItem, WriteData, WriteItem, content_digest, is_lower_hex
+from backends.base import DeleteItem, WriteData, WriteItem, content_digest, data_size, is_lower_hex
 from backends.values import field, value
 from vfs import recordjson
 from vfs.errors import CorruptMetadata, Exists, NotFound, StaleVersion, VfsError
@@ -96,36 +96,44 @@ def digest(data: WriteData) -> str:
 HASH_BESIDE_MIN = 1 << 20
 
 
-def hash_beside(blobs: dict[int, bytes]) -> Callable[[], dict[int, str]]:
-    """Start hashing the big ones of ``blobs`` on another thread; the callable returned waits for
-    their digests. BLAKE2b lets go of the GIL over big inputs, so a commit's pre-images are hashed
-    on one core while its post-images are on another (a 10 MB edit: ~13 ms instead of ~26)."""
-    big = {index: blob for index, blob in blobs.items() if len(blob) >= HASH_BESIDE_MIN}
-    if not big:
-        return dict
-    import _thread  # not threading: its import is start-up every `vfs apply` would pay
+def hash_beside(blobs: Mapping[int, WriteData]) -> Callable[[], dict[int, str]]:
+    """The digests of ``blobs``, the big ones begun now on another thread; the callable returned
+    waits for them (and hashes the small ones in line, on its first call).
 
-    done = _thread.allocate_lock()
-    done.acquire()
+    BLAKE2b lets go of the GIL over big inputs, so a commit's pre-images and post-images are
+    hashed on two other threads (two cores) while this one writes and flushes the files: the
+    digests are needed only once the bytes are down (the written file's version, the history
+    record), or for a journal written first, before the first target changes."""
+    big = {index: blob for index, blob in blobs.items() if data_size(blob) >= HASH_BESIDE_MIN}
     digests: dict[int, str] = {}
     failed: list[BaseException] = []
+    done = None
+    if big:
+        import _thread  # not threading: its import is start-up every `vfs apply` would pay
 
-    def run() -> None:
-        try:
-            for index, blob in big.items():
-                digests[index] = digest(blob)
-        except BaseException as exc:  # noqa: BLE001 - handed to the waiter, raised there
-            failed.append(exc)
-        finally:
-            done.release()
+        done = _thread.allocate_lock()
+        done.acquire()
 
-    _thread.start_new_thread(run, ())
+        def run() -> None:
+            try:
+                for index, blob in big.items():
+                    digests[index] = digest(blob)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiter, raised there
+                failed.append(exc)
+            finally:
+                done.release()
+
+        _thread.start_new_thread(run, ())
 
     def wait() -> dict[int, str]:
-        with done:
-            if failed:
-                raise failed[0]
-            return digests
+        if done is not None:
+            with done:
+                if failed:
+                    raise failed[0]
+        for index, blob in blobs.items():
+            if index not in digests:
+                digests[index] = digest(blob)
+        return digests
 
     return wait
 

@@ -17,6 +17,7 @@ from backends.base import (
     TooBig,
     WriteItem,
     check_precondition,
+    given_digest,
     iter_parents,
     joined,
     parent_of,
@@ -192,7 +193,7 @@ class FsspecBackend:
             else:
                 self.fs.pipe_file(path, data)
             if self.hash_versions or not item.versioned:
-                version = hash_token(data, item.digest) if item.versioned else None
+                version = hash_token(data, given_digest(item)) if item.versioned else None
                 return FileInfo(key, "file", len(data), None, version)
             info = self._info(key)
             if info is None:

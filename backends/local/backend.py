@@ -22,6 +22,7 @@ from backends.base import (
     WriteItem,
     check_precondition,
     content_digest,
+    given_digest,
     join_key,
     joined,
     parent_of,
@@ -336,7 +337,7 @@ class LocalBackend:
         # (never, right after a write), else with their hash: the caller's, if it has one.
         if not item.versioned:
             return self._info(item.key, st, None)
-        return self._info(item.key, st, self.versions.of(st, lambda: joined(item.data), item.digest))
+        return self._info(item.key, st, self.versions.of(st, lambda: joined(item.data), given_digest(item)))
 
     def delete(self, item: DeleteItem) -> None:
         directory = self._check_parent(item.key)

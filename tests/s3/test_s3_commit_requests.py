@@ -81,7 +81,7 @@ def _plant_pending_journal(ws: vfs.Workspace, tx: vfs.Transaction) -> str:
     commit = Commit(ws._ctx, tx._overlay, label="half", kind="commit", reverts=[])
     targets = tx._overlay.targets()
     commit._read_pre_images(targets)
-    journal = commit._prepare_journal(targets)
+    journal = commit._settle(commit._prepare_journal(targets))  # its digests filled in, as before a write
     ws._ctx.storage.write(ws._ctx.log.journal_item(journal))
     tx.abort()
     return journal.txid

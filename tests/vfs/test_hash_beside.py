@@ -1,4 +1,4 @@
-"""A commit hashes its big pre-images on another thread while it hashes the post-images: the
+"""A commit hashes its big pre-images and post-images on other threads while it writes: the
 digests must be exactly those hashed one after the other, and a journal built that way must read
 back as any other."""
 
@@ -15,16 +15,24 @@ from vfs import txlog
 
 def test_big_pre_images_get_the_same_digests_as_hashed_in_line() -> None:
     blobs = {0: os.urandom(txlog.HASH_BESIDE_MIN), 3: b"small", 5: os.urandom(txlog.HASH_BESIDE_MIN + 7)}
-    digests = txlog.hash_beside(blobs)()
-    assert digests == {0: txlog.digest(blobs[0]), 5: txlog.digest(blobs[5])}  # the small one is left inline
+    wait = txlog.hash_beside(blobs)
+    assert wait() == {index: txlog.digest(blob) for index, blob in blobs.items()}
+    assert wait() == {index: txlog.digest(blob) for index, blob in blobs.items()}  # asked again: the same
 
 
-def test_small_pre_images_are_left_to_the_journal(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pieces_get_the_digest_of_their_bytes_back_to_back() -> None:
+    data = os.urandom(2 * txlog.HASH_BESIDE_MIN)
+    view = memoryview(data)
+    pieces: list[bytes | memoryview] = [view[:1000], b"new", view[5000:]]
+    assert txlog.hash_beside({2: pieces})() == {2: txlog.digest(b"".join(pieces))}
+
+
+def test_small_blobs_are_hashed_in_line(monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[object] = []
     import _thread
 
     monkeypatch.setattr(_thread, "start_new_thread", lambda *args: started.append(args))
-    assert txlog.hash_beside({0: b"x" * 10})() == {}
+    assert txlog.hash_beside({0: b"x" * 10})() == {0: txlog.digest(b"x" * 10)}
     assert started == []  # no thread for what is cheaper to hash in line
 
 
