@@ -374,12 +374,15 @@ class _Parser:
             assert isinstance(hunk, UpdateFile)
             if not hunk.chunks or hunk.chunks[-1].is_end_of_file:
                 continue
+            if not has_cr:
+                index = _bodies(lines, index, count, hunk.chunks)
+                continue
             chunk = hunk.chunks[-1]
             old_lines, new_lines = chunk.old_lines, chunk.new_lines
             add_old, add_new, add_context = old_lines.append, new_lines.append, chunk.context_line_indices.append
             while index < count:
                 line = lines[index]
-                if has_cr and line.endswith("\r"):
+                if line.endswith("\r"):
                     line = line[:-1]
                 first = line[:1]
                 if first == "+":
@@ -408,6 +411,48 @@ class _Parser:
             self.process(line)
         if self.mode != _ENDED:
             raise PatchParseError(LAST_LINE_ERROR)
+
+
+def _bodies(lines: list[str], index: int, count: int, chunks: list[Chunk]) -> int:
+    """The body lines from ``lines[index]`` on into the last of ``chunks``, as
+    :meth:`_Parser._update_line` takes them (a patch without CR), and each chunk that a ``@@``
+    line after a non-empty chunk opens (what it does with such a line); the index of the first
+    line left to the state machine."""
+    chunk = chunks[-1]
+    while True:
+        old_lines, new_lines = chunk.old_lines, chunk.new_lines
+        add_old, add_new, add_context = old_lines.append, new_lines.append, chunk.context_line_indices.append
+        old_count, new_count = len(old_lines), len(new_lines)
+        while index < count:
+            line = lines[index]
+            first = line[:1]
+            if first == " " or not line:  # a context line (an empty line is an empty context line)
+                add_context((old_count, new_count))
+                body = line[1:]
+                add_old(body)
+                add_new(body)
+                old_count += 1
+                new_count += 1
+            elif first == "+":
+                add_new(line[1:])
+                new_count += 1
+            elif first == "-":
+                add_old(line[1:])
+                old_count += 1
+            else:
+                break
+            index += 1
+        if index >= count or not (old_count or new_count) or not lines[index].startswith("@@"):
+            return index
+        marker = rust_trim_end(lines[index])
+        if marker == EMPTY_CHANGE_CONTEXT_MARKER:
+            chunk = Chunk(None)
+        elif marker.startswith(CHANGE_CONTEXT_MARKER):
+            chunk = Chunk(marker[len(CHANGE_CONTEXT_MARKER) :])
+        else:
+            return index  # not a marker: the state machine says what is wrong with it
+        chunks.append(chunk)
+        index += 1
 
 
 def parse_patch(text: str, *, context_without_space: bool = False) -> Patch:

@@ -375,3 +375,38 @@ def test_anchors_without_lines_still_fail_like_codex() -> None:
     with pytest.raises(PatchParseError) as info:
         parse_patch(wrap("*** Update File: a\n@@ one\n@@ two"))
     assert info.value.cli_message == "Invalid patch hunk on line 5: Update hunk does not contain any lines"
+
+
+# -- the fast path of chunk bodies (a patch without CR) and the state machine agree ------------------
+
+MARKER_RUNS = [
+    wrap("*** Update File: a\n@@ one\n 1\n-2\n+II\n@@   \n 3\n\n-4\n@@ two \t\n+5\n*** End of File"),
+    wrap("*** Update File: a\n@@\n-y\n@@x\n-z"),
+    wrap("*** Update File: a\n@@ a\n-y\n@@\n@@ b\n-z\n@@ c"),
+    wrap("*** Update File: a\n-y\n@@ b\nunprefixed\n+z\n@@\n*** Delete File: b"),
+    wrap("*** Update File: a\n@@\n-y\n*** End of File\n@@ z\n+w"),
+]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [t for t in [p[1] for p in PARSES] + [e[1] for e in ERRORS] + MARKER_RUNS if "\r" not in t],
+    ids=lambda text: repr(text[16:60]),
+)
+@pytest.mark.parametrize("lenient", [False, True])
+def test_lf_patches_parse_as_the_state_machine_parses_them(text: str, lenient: bool) -> None:
+    """A patch with CR goes through the state machine line by line; the same patch with LF only
+    takes the fast path for chunk bodies and ``@@`` lines: the same hunks, or the same error."""
+
+    def fields(chunk: Chunk) -> dict[str, object]:
+        return {**vars(chunk), "unprefixed": [(at, error.message) for at, error in chunk.unprefixed]}
+
+    def outcome(patch: str) -> object:
+        try:
+            parsed = parse_patch(patch, context_without_space=lenient)
+        except PatchParseError as exc:
+            return (exc.reason, exc.line_number)
+        return [vars(h) if not isinstance(h, UpdateFile) else (h.path, h.move_path, [fields(c) for c in h.chunks])
+                for h in parsed.hunks]  # fmt: skip
+
+    assert outcome(text) == outcome(text.replace("\n", "\r\n"))
