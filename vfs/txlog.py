@@ -44,6 +44,7 @@ from vfs.storage import Storage
 
 TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
 if TYPE_CHECKING:
+    from _thread import LockType
     from typing import Any, Literal
 
     State = Literal["file", "absent", "directory"]
@@ -106,36 +107,46 @@ def hash_beside(blobs: Mapping[int, WriteData]) -> Callable[[], dict[int, str]]:
     record), or for a journal written first, before the first target changes."""
     big = {index: blob for index, blob in blobs.items() if data_size(blob) >= HASH_BESIDE_MIN}
     digests: dict[int, str] = {}
-    failed: list[BaseException] = []
-    done = None
-    if big:
-        import _thread  # not threading: its import is start-up every `vfs apply` would pay
-
-        done = _thread.allocate_lock()
-        done.acquire()
-
-        def run() -> None:
-            try:
-                for index, blob in big.items():
-                    digests[index] = digest(blob)
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiter, raised there
-                failed.append(exc)
-            finally:
-                done.release()
-
-        _thread.start_new_thread(run, ())
+    done = _hash_on_a_thread(big, digests) if big else None
 
     def wait() -> dict[int, str]:
         if done is not None:
-            with done:
-                if failed:
-                    raise failed[0]
+            with done:  # released when the other thread is through
+                pass
+        # The small ones, and any the other thread could not hash: the backend asks for a
+        # post-image's digest once the file is in place, so a failure there (the bytes are
+        # frozen: only a lack of memory could fail it) is retried here rather than report a
+        # write that landed as failed.
         for index, blob in blobs.items():
             if index not in digests:
                 digests[index] = digest(blob)
         return digests
 
     return wait
+
+
+def _hash_on_a_thread(blobs: Mapping[int, WriteData], digests: dict[int, str]) -> LockType | None:
+    """Start hashing ``blobs`` into ``digests`` on another thread: the lock it releases when
+    through (``None`` if no thread could be started: then nothing was hashed)."""
+    import _thread  # not threading: its import is start-up every `vfs apply` would pay
+
+    done = _thread.allocate_lock()
+    done.acquire()
+
+    def run() -> None:
+        try:
+            for index, blob in blobs.items():
+                digests[index] = digest(blob)
+        except BaseException:  # noqa: BLE001 - what is missing is hashed again by the waiter
+            pass
+        finally:
+            done.release()
+
+    try:
+        _thread.start_new_thread(run, ())
+    except RuntimeError:  # no thread to be had
+        return None
+    return done
 
 
 def valid_session_id(session: object) -> bool:

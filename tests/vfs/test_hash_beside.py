@@ -36,10 +36,37 @@ def test_small_blobs_are_hashed_in_line(monkeypatch: pytest.MonkeyPatch) -> None
     assert started == []  # no thread for what is cheaper to hash in line
 
 
-def test_a_failure_on_the_other_thread_reaches_the_waiter() -> None:
+def test_a_failure_on_the_other_thread_is_hashed_again_by_the_waiter(monkeypatch: pytest.MonkeyPatch) -> None:
+    blob = os.urandom(txlog.HASH_BESIDE_MIN)
+    real = txlog.digest
+    calls: list[int] = []
+
+    def flaky(data: object) -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise MemoryError  # the other thread's attempt
+        return real(data)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(txlog, "digest", flaky)
+    assert txlog.hash_beside({0: blob})() == {0: real(blob)}
+    assert len(calls) == 2
+
+
+def test_a_failure_that_is_not_transient_still_reaches_the_waiter() -> None:
     wait = txlog.hash_beside({0: "text, not bytes" * txlog.HASH_BESIDE_MIN})  # type: ignore[dict-item]
     with pytest.raises(TypeError):
         wait()
+
+
+def test_without_a_thread_the_waiter_hashes_in_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import _thread
+
+    def refuse(*args: object) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(_thread, "start_new_thread", refuse)
+    blob = os.urandom(txlog.HASH_BESIDE_MIN)
+    assert txlog.hash_beside({1: blob})() == {1: txlog.digest(blob)}
 
 
 def test_a_big_edit_journals_its_pre_image_under_its_own_digest(tmp_path: Path) -> None:
