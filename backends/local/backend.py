@@ -232,7 +232,7 @@ class LocalBackend:
         name = os.path.basename(item.key)
         old = publish.open_existing(directory, name)
         try:
-            self._check(item, old, final=not self._can_set_aside(directory))
+            self._check(item, old, final=item.if_version is None or not self._can_set_aside(directory))
             who = None
             if old is not None:
                 who = publish.identity()
