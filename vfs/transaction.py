@@ -150,8 +150,10 @@ class Transaction:
         the pre-image the commit needs, so the commit does not read it again under the lock (and a
         file changed within the racy window, which a stat would read to hash, is read once). The
         commit still checks, under the lock, that the file holds this version. Anything but a
-        readable file (a folder, a special file, one over the size limit) is left to the stat."""
-        if key in self._seen or key in self._staged:
+        readable file (a folder, a special file, one over the size limit) is left to the stat.
+        Only where folders are real (local disk): on an object store the key is stat'ed with its
+        parents in one concurrent round, which a read first would make two for a new file."""
+        if key in self._seen or key in self._staged or not self._ctx.capabilities.real_directories:
             return
         try:
             data, info = self._ctx.read_key(key)
