@@ -315,3 +315,23 @@ def test_a_blind_write_of_a_racy_file_reads_and_hashes_it_once_before_the_swap(
     assert len(reads) == 2, reads  # staged, and the swap's check of the file that came out
     # its version when read, the swap's check, the digest its history record carries
     assert sizes.count(4321) == 3, sizes
+
+
+def test_a_folder_checked_under_the_lock_is_not_stated_again_to_see_whether_to_create_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.txt").write_bytes(b"a")
+    ws = vfs.open_workspace(str(tmp_path))
+    asked: list[str] = []
+    real = LocalBackend.stat
+
+    def counting(self: LocalBackend, key: str) -> object:
+        asked.append(key)
+        return real(self, key)
+
+    monkeypatch.setattr(LocalBackend, "stat", counting)
+    with ws.transaction() as tx:
+        tx.write(str(tmp_path / "sub" / "a.txt"), b"b")
+    assert (tmp_path / "sub" / "a.txt").read_bytes() == b"b"
+    assert asked.count("sub") == 2, asked  # first seen, then checked under the lock: no third look
