@@ -63,6 +63,8 @@ class Commit:
         #: the digests of the pre-images and post-images by target index (see _prepare_journal)
         self._pre_digests: Callable[[], dict[int, str]] = dict
         self._post_digests: Callable[[], dict[int, str]] = dict
+        #: folders found in place under the lock (by the preflight): none of them is created
+        self._directories: set[str] = set()
 
     def run(self, targets: list[str], prune: Callable[[], None]) -> CommitResult:
         with self.ctx.commit_lock() as held:
@@ -125,6 +127,8 @@ class Commit:
         others = [k for k in seen if k not in verdicts and k not in skip]
         for key, info in zip(others, self.storage.stat_many(others), strict=True):
             verdicts[key] = info is not None and info.kind == seen[key].state
+            if verdicts[key] and info is not None and info.kind == "directory":
+                self._directories.add(key)
         for key in seen:
             if not verdicts.get(key, True):
                 raise self._stale(key)
@@ -165,7 +169,7 @@ class Commit:
                 for key in targets
                 if real_dirs or self.overlay.staged[key].state == "directory"
                 for a in iter_parents(key)
-                if len(a) > base_len and a not in changed
+                if len(a) > base_len and a not in changed and a not in self._directories
             }
         )
         missing = {a for a, info in zip(ancestors, self.storage.stat_many(ancestors), strict=True) if info is None}

@@ -145,6 +145,25 @@ class Transaction:
         for k, info in zip(keys, self._storage.stat_many(keys), strict=True):
             self._seen[k] = Seen.of(info)
 
+    def _see_by_reading(self, key: str) -> None:
+        """First touch of a file about to be replaced: read it rather than stat it. Its bytes are
+        the pre-image the commit needs, so the commit does not read it again under the lock (and a
+        file changed within the racy window, which a stat would read to hash, is read once). The
+        commit still checks, under the lock, that the file holds this version. Anything but a
+        readable file (a folder, a special file, one over the size limit) is left to the stat.
+        Only where folders are real (local disk): on an object store the key is stat'ed with its
+        parents in one concurrent round, which a read first would make two for a new file."""
+        if key in self._seen or key in self._staged or not self._ctx.capabilities.real_directories:
+            return
+        try:
+            data, info = self._ctx.read_key(key)
+        except NotFound:
+            self._seen[key] = Seen("absent")
+            return
+        except VfsError:
+            return
+        self._seen[key] = Seen("file", info.version, info.mode, data)
+
     def _effective(self, key: str) -> State:
         staged = self._staged.get(key)
         return staged.state if staged is not None else self._see(key).state
@@ -296,6 +315,7 @@ class Transaction:
         data = frozen(data)
         key = self._key(path)
         display = self._display(key)
+        self._see_by_reading(key)
         self._see_with_parents(key)
         state = self._effective(key)
         if state == "directory":

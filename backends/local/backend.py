@@ -233,13 +233,15 @@ class LocalBackend:
         name = os.path.basename(item.key)
         old = publish.open_existing(directory, name)
         try:
-            self._check(item, old)
+            self._check(item, old, final=item.if_version is None or not self._can_set_aside(directory))
+            who = None
             if old is not None:
-                publish.refuse_unsafe(old[1], item.key)
+                who = publish.identity()
+                publish.refuse_unsafe(old[1], item.key, who)
             mode = item.mode
             if mode is None:
                 mode = stat_module.S_IMODE(old[1].st_mode) if old is not None else (0o666 & ~self._umask)
-            tmp, fd = publish.stage(directory, item.data, mode, old, sync)
+            tmp, fd = publish.stage(directory, item.data, mode, old, sync, who)
         except BaseException:
             if old is not None:
                 os.close(old[0])
@@ -270,14 +272,20 @@ class LocalBackend:
             os.close(staged.old[0])
         publish.discard(staged.directory, staged.tmp)
 
-    def _check(self, item: WriteItem | DeleteItem, old: tuple[int, os.stat_result] | None) -> None:
-        """The conditional-write rule, before anything is staged (a cheap early refusal; the
-        swap-and-check in ``setaside`` is the one that holds against concurrent writers)."""
+    def _check(
+        self, item: WriteItem | DeleteItem, old: tuple[int, os.stat_result] | None, *, final: bool = True
+    ) -> None:
+        """The conditional-write rule, before anything is staged. ``final=False`` where the
+        swap-and-check in ``setaside`` follows, which is the one that holds against concurrent
+        writers and hashes a racy file's content: this is then a cheap early refusal by stat
+        alone (no read of the file: a same-tick change is refused after the swap instead)."""
         current = None if old is None else self._info(item.key, old[1], self.versions.stat_part(old[1]))
         held = old
 
         def same() -> bool:
             assert held is not None and item.if_version is not None
+            if not final:
+                return item.if_version.partition("#")[0] == self.versions.stat_part(held[1])
             return self.versions.matches(held[1], item.if_version, lambda: publish.read_fd(held[0]))
 
         check_precondition(item, current, same)
@@ -314,7 +322,7 @@ class LocalBackend:
         point inside the root may differ from the root), the answer kept by device number."""
         if not self.set_aside or directory.fd is None:
             return False
-        device = os.fstat(directory.fd).st_dev
+        device = directory.device()
         works = self._exchange_works.get(device)
         if works is None:
             works = self._exchange_works[device] = setaside.exchange_works(directory)
@@ -355,7 +363,7 @@ class LocalBackend:
             return
         old = publish.open_existing(directory, name)
         try:
-            self._check(item, old)
+            self._check(item, old, final=not self._can_set_aside(directory))
             if not self._delete_checked(directory, name, item, old):
                 if item.if_version is not None:
                     self._recheck(item)

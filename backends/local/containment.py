@@ -45,6 +45,13 @@ class Directory:
     def __init__(self, path: str, fd: int | None) -> None:
         self.path = path
         self.fd = fd
+        self._device: int | None = None
+
+    def device(self) -> int:
+        """The device the directory is on (asked once: a batch writes many files through one handle)."""
+        if self._device is None:
+            self._device = os.fstat(self.fd).st_dev if self.fd is not None else os.stat(self.path).st_dev
+        return self._device
 
     def join(self, name: str) -> str:
         return os.path.join(self.path, name)

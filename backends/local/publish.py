@@ -98,12 +98,18 @@ def may_write(st: os.stat_result, euid: int, groups: set[int]) -> bool:
     return bool(st.st_mode & stat_module.S_IWOTH)
 
 
-def refuse_unsafe(st: os.stat_result, key: str) -> None:
+def identity() -> tuple[int, set[int]]:
+    """This process's effective user and groups (asked once per file written: a refusal and the
+    owner carried over rest on the same answer)."""
+    return os.geteuid(), {os.getegid(), *os.getgroups()}
+
+
+def refuse_unsafe(st: os.stat_result, key: str, who: tuple[int, set[int]]) -> None:
     """Refuse what a replace would silently do wrong: split hard links, or write what the caller
-    may not write."""
+    (``who``: :func:`identity`) may not write."""
     if st.st_nlink > 1:
         raise HardLinked(errno.EMLINK, f"has {st.st_nlink} names (hard links)", key)
-    if not may_write(st, os.geteuid(), {os.getegid(), *os.getgroups()}):
+    if not may_write(st, *who):
         raise PermissionError(errno.EACCES, "Permission denied", key)
 
 
@@ -137,16 +143,22 @@ def copy_xattrs(source: int, target: int) -> None:
 
 
 def stage(
-    directory: Directory, data: WriteData, mode: int, old: tuple[int, os.stat_result] | None, sync: bool
+    directory: Directory,
+    data: WriteData,
+    mode: int,
+    old: tuple[int, os.stat_result] | None,
+    sync: bool,
+    who: tuple[int, set[int]] | None = None,
 ) -> tuple[str, int]:
     """A temp file holding ``data`` with ``mode`` (and ``old``'s owner, group and extended
-    attributes), flushed when ``sync``: its name and an open handle. Removed on any exception."""
+    attributes, as ``who`` may set them: :func:`identity`), flushed when ``sync``: its name and an
+    open handle. Removed on any exception."""
     tmp = fresh_temp_name()
     fd = directory.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
     try:
         write_all(fd, data)
         if old is not None:
-            _carry_over(directory, tmp, fd, old)
+            _carry_over(directory, tmp, fd, old, who or identity())
         os.fchmod(fd, mode)  # after chown, which clears set-id bits
         if sync:
             os.fsync(fd)
@@ -183,9 +195,11 @@ def _write_view(fd: int, view: memoryview) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _carry_over(directory: Directory, tmp: str, fd: int, old: tuple[int, os.stat_result]) -> None:
+def _carry_over(
+    directory: Directory, tmp: str, fd: int, old: tuple[int, os.stat_result], who: tuple[int, set[int]]
+) -> None:
     old_fd, old_st = old
-    owner = owner_to_keep(old_st, os.fstat(fd), os.geteuid(), {os.getegid(), *os.getgroups()})
+    owner = owner_to_keep(old_st, os.fstat(fd), *who)
     if owner is not None:
         directory.chown(tmp, *owner)
     copy_xattrs(old_fd, fd)

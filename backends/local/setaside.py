@@ -161,21 +161,23 @@ def _swap_in_and_check(
     seen = _verify(directory, tmp, held, same)
     if seen is None:
         raise _swap_back(directory, tmp, name, key, ours, leased)
-    if has_writers(held):
+    if has_writers(held, signal_set=True):
         raise _swap_back(directory, tmp, name, key, ours, leased, error=BeingWritten)
     _retire(directory, tmp, name, held, seen)
 
 
-def has_writers(held: int) -> bool:
+def has_writers(held: int, *, signal_set: bool = False) -> bool:
     """Whether any process holds the file open for writing (``held`` is a read-only handle on it).
     A read lease is refused with EAGAIN exactly then; it is dropped at once, so a later open of the
     file (after a swap back) never has to break it. ``False`` also where leases are unavailable.
 
     An open for writing in the microseconds the lease is held breaks it, and the kernel signals
     the holder: SIGIO by default, which would end the process, so the handle's signal is set to
-    SIGURG first (ignored unless the program asked for it)."""
+    SIGURG first (ignored unless the program asked for it; ``signal_set``: an earlier call on the
+    same handle did)."""
     try:
-        fcntl.fcntl(held, _F_SETSIG, SIGURG)
+        if not signal_set:
+            fcntl.fcntl(held, _F_SETSIG, SIGURG)
         fcntl.fcntl(held, fcntl.F_SETLEASE, fcntl.F_RDLCK)
     except OSError as exc:
         return exc.errno in (errno.EAGAIN, errno.EBUSY)
@@ -199,7 +201,7 @@ def delete_checked(directory: Directory, name: str, key: str, held: int, same: C
         seen = _verify(directory, aside, held, same)
         if seen is None:
             raise _link_back(directory, aside, name, key)
-        if has_writers(held):
+        if has_writers(held, signal_set=True):
             raise _link_back(directory, aside, name, key, error=BeingWritten)
         if _changed(held, seen):
             raise _link_back(directory, aside, name, key)
@@ -234,12 +236,13 @@ def _still_there(directory: Directory, name: str, key: str, checked: os.stat_res
 
 
 def _verify(directory: Directory, aside: str, held: int, same: Check) -> os.stat_result | None:
-    """The set-aside file's stat if it is the file ``held`` open and ``same`` accepts it."""
+    """The set-aside file's stat if it is the file ``held`` open and ``same`` accepts it: taken
+    before ``same`` looks (a write while it hashes then counts as a change, see :func:`_changed`)."""
     st = directory.lstat(aside)
     held_st = os.fstat(held)
     if (st.st_dev, st.st_ino) != (held_st.st_dev, held_st.st_ino) or not same(st):
         return None
-    return os.fstat(held)
+    return held_st
 
 
 def _changed(held: int, seen: os.stat_result) -> bool:

@@ -360,7 +360,9 @@ def _unique(doc: Doc, a: int, b: int) -> bool:
 def editor_span(doc: Doc, change: Change, before: int = 1, after: int = 1) -> tuple[int, int] | None:
     """Lines [a, b) the model puts in old_str: the change plus a little context, unique in the file."""
     need_before, need_after = change.anchor_lines
-    view_text, disk_text = "\n".join(doc.view), doc.newline.join(doc.disk)
+    # as the files are written (Doc.encode): every line ends with its newline, the last one too,
+    # so a span that is the file's last line still counts an old_str ending in a newline
+    view_text, disk_text = "\n".join(doc.view) + "\n", doc.newline.join(doc.disk) + doc.newline
     for extra in range(6):
         a = max(0, change.start - max(before, need_before) - extra)
         b = min(len(doc.view), change.end + max(after, need_after) + extra)

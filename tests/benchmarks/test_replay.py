@@ -8,6 +8,7 @@ table and JSON. Peers are not run here (they are measured by ``python -m benchma
 
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 
@@ -140,3 +141,16 @@ def test_peer_harness_applies_the_control_attempts(attempts: list[corpus.Attempt
     control = [a for a in attempts if a.cls == "control" and tools.applies(tool, a)]
     results = runner.run(control, [tool], log=lambda _: None)[key]
     assert [o.outcome for o in results] == ["success"] * len(control), [o.message for o in results]
+
+
+def test_an_editor_span_is_unique_counting_the_files_final_newline() -> None:
+    """An old_str that ends in a newline also matches the file's last line: a span whose text
+    repeats there is not unique (the exact match would be the last line, not the intended one)."""
+    lines = ["def f():", "    x = 1", "", "def g():", "    x = 1"]
+    src = corpus.Source("site", "m.py", lines, ast.parse("\n".join(lines) + "\n"))
+    doc = corpus.Doc(src, list(lines), list(lines))
+    change = corpus.Change(2, 2, ["    z = 3"])
+    span = corpus.editor_span(doc, change)
+    assert span is not None
+    call = corpus._editor_call("m.py", doc, change, span)
+    assert doc.encode(doc.disk).decode().count(str(call["old_str"])) == 1, (span, call)

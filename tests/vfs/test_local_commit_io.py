@@ -286,3 +286,52 @@ def test_a_read_waits_out_a_lease_another_writer_holds(tmp_path: Path) -> None:
         assert data == b"bytes"
     finally:
         os.close(fd)
+
+
+def test_a_blind_write_of_a_racy_file_reads_and_hashes_it_once_before_the_swap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file written this instant is racy: its version carries a hash of its bytes. A blind write
+    reads it once, when staged (the bytes are the pre-image: no second read under the lock, and
+    no stat that reads it to hash it), and the swap's check hashes the file that came out; the
+    check before staging compares stat fields only (the swap's check is the one that holds)."""
+    target = tmp_path / "a.txt"
+    target.write_bytes(b"p" * 4321)
+    ws = vfs.open_workspace(str(tmp_path))
+    sizes = _count_content_hashes(monkeypatch)
+    reads: list[int] = []
+    real_read = os.read
+
+    def counting_read(fd: int, n: int) -> bytes:
+        data = real_read(fd, n)
+        if len(data) == 4321:
+            reads.append(fd)
+        return data
+
+    monkeypatch.setattr(os, "read", counting_read)
+    with ws.transaction() as tx:
+        tx.write(str(target), b"n" * 10)
+    assert target.read_bytes() == b"n" * 10
+    assert len(reads) == 2, reads  # staged, and the swap's check of the file that came out
+    # its version when read, the swap's check, the digest its history record carries
+    assert sizes.count(4321) == 3, sizes
+
+
+def test_a_folder_checked_under_the_lock_is_not_stated_again_to_see_whether_to_create_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.txt").write_bytes(b"a")
+    ws = vfs.open_workspace(str(tmp_path))
+    asked: list[str] = []
+    real = LocalBackend.stat
+
+    def counting(self: LocalBackend, key: str) -> object:
+        asked.append(key)
+        return real(self, key)
+
+    monkeypatch.setattr(LocalBackend, "stat", counting)
+    with ws.transaction() as tx:
+        tx.write(str(tmp_path / "sub" / "a.txt"), b"b")
+    assert (tmp_path / "sub" / "a.txt").read_bytes() == b"b"
+    assert asked.count("sub") == 2, asked  # first seen, then checked under the lock: no third look
