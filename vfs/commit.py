@@ -5,7 +5,8 @@
    against what it first saw (``FS_STALE_VERSION``); pre-images are taken (bytes already read
    are reused, never read twice);
 2. the journal (pre-images; post-images too where the lock can expire) is written durably
-   before the first target changes;
+   before the first target changes (a backend may start sending its bytes, unseen, while the
+   preflight's checks run: ``Storage.write_ahead``);
 3. every target is applied, each atomically and conditionally on the version seen (one apply
    path: batched where the backend batches, a loop where it does not);
 4. the decision ``committed`` is written once, create-if-absent: the commit point. Where the
@@ -66,10 +67,16 @@ class Commit:
             crash_point("locked")
             self._require_resolved(listed=not held.fresh)
             verified = self._read_pre_images(targets)
-            self._check_seen(skip=self._checked_by_the_write(targets) | verified)
             journal = self._prepare_journal(targets)
-            commit = self._commit_single if self._single(journal) else self._commit_journaled
-            result = commit(journal)
+            single = self._single(journal)
+            ahead = not single and self.storage.write_ahead(self.ctx.log.journal_item(journal))
+            try:
+                self._check_seen(skip=self._checked_by_the_write(targets) | verified)
+            except BaseException:
+                if ahead:
+                    self.storage.drop_ahead(self.ctx.log.journal_key(journal.txid))
+                raise
+            result = (self._commit_single if single else self._commit_journaled)(journal)
             prune()
             crash_point("pruned")
         return result

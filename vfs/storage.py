@@ -190,6 +190,19 @@ class Storage:
     def delete(self, item: DeleteItem) -> None:
         self._call("delete", item.key, lambda: self.backend.delete(item))
 
+    def write_ahead(self, item: WriteItem) -> bool:
+        """Let a backend that can start sending ``item``'s bytes before its :meth:`write` (S3:
+        the parts of a multipart upload, which no one sees before the write completes them)
+        start now, unwaited; whether it did. Elsewhere nothing happens."""
+        ahead = getattr(self.backend, "write_ahead", None)
+        return ahead is not None and self._call("write", item.key, lambda: bool(ahead(item)))
+
+    def drop_ahead(self, key: str) -> None:
+        """Discard what :meth:`write_ahead` started for ``key`` and no write completed."""
+        drop = getattr(self.backend, "drop_ahead", None)
+        if drop is not None:
+            self._call("write", key, lambda: drop(key))
+
     @staticmethod
     def is_temp_name(name: str) -> bool:
         return is_temp_name(name)
