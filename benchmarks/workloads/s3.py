@@ -17,7 +17,7 @@ already holds a file (as in a repository):
   a request of its own, one after the other;
 - ``rewrite.N`` (informative): N *existing* files rewritten, prefetched (an agent's usual edit);
 - ``bare.1`` and ``bare.N``: 1 and N plain PUTs of new files through the workspace's own client
-  (64 in flight; no condition, lease, journal or check): the floor of any N-file commit made with
+  (as many in flight as the backend sends of a batch; no condition, lease, journal or check): the floor of any N-file commit made with
   this client on this machine, beside which the ratio's target is judged;
 - ``requests.N``: the S3 requests *per file* of the latest ``pre.N`` run (a count, ``unit="count"``:
   "8.12 requests/file"; the same in every run), with an absolute target: at most 4;
@@ -268,9 +268,10 @@ class _Bench:
         return f"{total} requests ({total / n:.2f} per file): " + "; ".join(parts)
 
     def bare_puts(self, who: str, n: int) -> Fns:
-        """``n`` plain PUTs (no condition, no lease, no journal), 64 in flight, through the
-        workspace's own client (its pool, its hooks; no lease is held, so nothing is fenced) and
-        the proxy: the floor of any commit of ``n`` new files made with this client here."""
+        """``n`` plain PUTs (no condition, no lease, no journal), as many in flight as the backend
+        sends of a batch (``max_concurrency``), through the workspace's own client (its pool, its
+        hooks; no lease is held, so nothing is fenced) and the proxy: the floor of any commit of
+        ``n`` new files made with this client here."""
         from fsspec.asyn import sync
 
         fs = self.ws.backend.fs
@@ -279,7 +280,7 @@ class _Bench:
         async def put_all(files: dict[str, bytes]) -> None:
             import asyncio
 
-            gate = asyncio.Semaphore(64)
+            gate = asyncio.Semaphore(self.ws.backend.max_concurrency)
 
             async def put(path: str, data: bytes) -> None:
                 async with gate:
@@ -528,8 +529,8 @@ REQUESTS_NOTE = (
 )
 FLOOR_NOTE = (
     "the plain PUTs are what any client of this library must send for N new files, with nothing of vfs "
-    "around them (no condition, lease, journal or check), 64 in flight, through the same proxy: if N of "
-    "them take more than twice a whole 1-file vfs commit, no commit protocol built on this client can meet "
+    "around them (no condition, lease, journal or check), as many in flight as the backend sends of a "
+    "batch, through the same proxy: if N of them take more than twice a whole 1-file vfs commit, no commit protocol built on this client can meet "
     "the 2x bound on this machine; the rest of the ratio is CPU per request (the client's and the "
     "server's, on the same 2 cores), not round trips."
 )
