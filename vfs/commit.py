@@ -61,6 +61,7 @@ class Commit:
         self.kind = kind
         self.reverts = reverts
         self.storage = ctx.storage
+        self._journal_item: WriteItem | None = None  # the journal's, once made (sent ahead)
 
     def run(self, targets: list[str], prune: Callable[[], None]) -> CommitResult:
         with self.ctx.commit_lock() as held:
@@ -69,7 +70,11 @@ class Commit:
             verified = self._read_pre_images(targets)
             journal = self._prepare_journal(targets)
             single = self._single(journal)
-            ahead = not single and self.storage.write_ahead(self.ctx.log.journal_item(journal))
+            if not single and self.storage.sends_ahead:
+                self._journal_item = self.ctx.log.journal_item(journal)
+                ahead = self.storage.write_ahead(self._journal_item)
+            else:
+                ahead = False
             try:
                 self._check_seen(skip=self._checked_by_the_write(targets) | verified)
             except BaseException:
@@ -276,7 +281,7 @@ class Commit:
         untouched = {t.key for t in journal.targets}
         try:
             self.ctx.ensure_meta()
-            self.storage.write(log.journal_item(journal))
+            self.storage.write(self._journal_item or log.journal_item(journal))
             crash_point("journaled")
             for key in journal.created_dirs:
                 self.storage.mkdir(key)
