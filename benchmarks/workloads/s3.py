@@ -484,23 +484,24 @@ def build(ctx: Context) -> Workload:
 
 
 RATIO_NOTE = (
-    "Missed, at the floor of this client (measured in the same run since issue 20's third round: 100 "
-    "plain PUTs, nothing of vfs around them, take 1.85-2.06x a whole 1-file vfs commit, 2026-12-03, "
-    "load < 1: 327 ms, 226 ms of it client CPU, against 167 ms; the 100-file commit 649 ms, 3.88x). "
-    "Earlier: 3.73x (range 2.33 - 4.33x) on 2026-12-03 (load average 2.3-2.5; main before this change, "
-    "run right after: 4.52x, 3.48 - 5.19x; 4.2x quiet on 2026-12-02). Both commits got faster (100 new "
-    "files: 995 -> 672 ms, 214 -> 113 requests; 1 new file: 220 -> 180 ms), so the ratio moved less. The "
-    "1-file commit is 5 round trips (staging: the file and its folders stat'ed in one concurrent round; "
-    "commit: lease PUT, the folders re-checked, the file's PUT with If-None-Match: *, the journal and "
-    "mark PUTs together; the lease DELETE is not waited for). The 100-file commit is 8 round trips "
-    "(prefetch: one LIST of the folder, no GET per new file; the folders stat'ed; lease PUT; the "
-    "journal's multipart upload created while the folders are re-checked; its part; its small fenced "
-    "completion; the 100 PUTs, all in flight (128 at most); the decision), but S3 has no multi-object PUT: 100 "
-    "requests, each ~2.6 ms of client CPU (aiobotocore: serialising, SigV4 signing, hooks, parsing the "
-    "answer; 295 ms for 113 requests) and ~1.8 ms of SeaweedFS CPU (200 ms) on the same 2 cores: ~0.5 s "
-    "of CPU against ~0.1 s of latency for the 1-file commit. On this machine that puts the floor of the "
-    "ratio near 3x, and it grows whenever the 1-file commit gets faster; lower needs less CPU per "
-    "request (a leaner client than botocore) or a store with batched writes."
+    "Missed: 3.07-3.10x on 2026-12-04 (two runs, load average 0.6-1.1; main run between them: 3.67x). The "
+    "100-file commit went from 520 to 412-439 ms and 10 to 8 round trips: the journal's multipart upload "
+    "is created and its part sent while the folders are re-checked under the lock (no one sees a part "
+    "before the fenced completion), and a batch's PUTs all leave at once (128 in flight, was 64: two "
+    "waves); the User-Agent string, rebuilt twice per request by botocore, is built once per feature "
+    "set (client CPU per small PUT ~1.64 -> ~1.40 ms at best). The floor is no longer what stops it: "
+    "100 plain PUTs take 1.23-1.25x a 1-file commit now (165-177 ms). The 1-file commit is 5 round "
+    "trips (staging: the file and its folders stat'ed in one concurrent round; commit: lease PUT, the "
+    "folders re-checked, the file's PUT with If-None-Match: *, the history record; the lease DELETE is "
+    "not waited for). The 100-file commit is 8 (prefetch: one LIST of the folder, no GET per new file; "
+    "the folders stat'ed; lease PUT; the journal's upload created while the folders are re-checked; "
+    "its part, 400 KB of post-images, ~2 round trips' time through the proxy; its small fenced "
+    "completion; the 100 PUTs; the decision): the 7 outside the PUTs' wave cost ~190 ms of a 2x budget "
+    "of ~270-280 ms, which leaves ~85 ms for a wave that takes ~170 ms. What is left: "
+    "the folders' stat could go in the prefetch's round (-1); the upload could be created before the "
+    "lock (-1) only if the txid, taken under the lock so that history order is commit order, were not "
+    "its key; and the wave itself is ~1.4 ms of botocore CPU per PUT (a hand-signed PUT over aiohttp "
+    "measured 0.35 ms) plus ~1.0-1.3 ms of SeaweedFS's, on the same 2 cores."
 )
 EDIT_NOTE = (
     "Met: 4 round trips and 6 requests (main before this change, run right after: 8 and 15); 123 ms "
@@ -536,7 +537,7 @@ FLOOR_NOTE = (
     "server's, on the same 2 cores), not round trips."
 )
 BARE_NOTE = (
-    "100 requests in flight together cost one round trip of latency but 100 times the CPU of one: ~2.3 ms "
-    "of client CPU per PUT (aiobotocore: serialising, signing, hooks, parsing) and ~1.8 ms of SeaweedFS's, "
-    "on the same 2 cores; that CPU, not latency, is what the 100-file commit's ratio is made of."
+    "100 requests in flight together cost one round trip of latency but 100 times the CPU of one: ~1.4-1.7 "
+    "ms of client CPU per PUT (aiobotocore: serialising, signing, endpoint rules, hooks, parsing) and "
+    "~1.0-1.3 ms of SeaweedFS's, on the same 2 cores."
 )
