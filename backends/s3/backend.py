@@ -253,15 +253,20 @@ class S3Backend(PrefixDirectories, MultipartUpload):
         self._drop(key, future)
         return None
 
-    def _drop(self, key: str, future: concurrent.futures.Future[Uploaded]) -> concurrent.futures.Future[None]:
-        """Abort a parts upload sent ahead and not completed (not waited for: no one sees it)."""
+    def _drop(self, key: str, future: concurrent.futures.Future[Uploaded]) -> None:
+        """Abort a parts upload sent ahead and not completed. Not waited for (no one sees its
+        parts), but settled as a lease release is: before this backend's next synchronous call,
+        ``close`` and exit, so no upload is left open to be billed."""
 
         async def abort() -> None:
             with contextlib.suppress(Exception):
                 upload_id, _ = await asyncio.wrap_future(future)
                 await self._abort(key, upload_id)
 
-        return asyncio.run_coroutine_threadsafe(abort(), self.fs.loop)
+        aborted = asyncio.run_coroutine_threadsafe(abort(), self.fs.loop)
+        with self._releases_guard:
+            self._releases.append((key, aborted))
+        _RELEASING.add(self)
 
     async def _delete(self, item: DeleteItem) -> None:
         key, if_version = item.key, item.if_version
@@ -393,9 +398,8 @@ class S3Backend(PrefixDirectories, MultipartUpload):
     def close(self) -> None:
         with self._releases_guard:
             ahead, self._ahead = self._ahead, {}
-        for future in [self._drop(key, upload) for key, (_, upload) in ahead.items()]:
-            with contextlib.suppress(Exception):
-                future.result(timeout=30.0)
+        for key, (_, upload) in ahead.items():
+            self._drop(key, upload)
         self._held.release_all()
         self._settle_releases()
         if self._owns_fs and self._private_fs:
@@ -448,8 +452,9 @@ class S3Backend(PrefixDirectories, MultipartUpload):
         _RELEASING.add(self)
 
     def _settle_releases(self, key: str | None = None, timeout: float = 30.0) -> None:
-        """Wait for the releases in flight (of ``key``, or all). A failed one changes nothing:
-        the lease was taken over meanwhile, or it stays until it expires."""
+        """Wait for the releases in flight (of ``key``, or all), and the aborts of uploads sent
+        ahead. A failed release changes nothing: the lease was taken over meanwhile, or it stays
+        until it expires (a failed abort: the upload stays unseen, for the bucket's lifecycle)."""
         with self._releases_guard:
             mine = [(k, f) for k, f in self._releases if key is None or k == key]
             self._releases = [(k, f) for k, f in self._releases if (k, f) not in mine]
