@@ -190,6 +190,24 @@ class Storage:
     def delete(self, item: DeleteItem) -> None:
         self._call("delete", item.key, lambda: self.backend.delete(item))
 
+    @property
+    def sends_ahead(self) -> bool:
+        """Whether the backend can start sending a write's bytes before the write itself (S3:
+        the parts of a multipart upload, which no one sees before the write completes them)."""
+        return hasattr(self.backend, "write_ahead")
+
+    def write_ahead(self, item: WriteItem) -> bool:
+        """Where :attr:`sends_ahead`, start sending ``item``'s bytes now, unwaited, for its
+        :meth:`write` to complete; whether anything was started."""
+        ahead = getattr(self.backend, "write_ahead", None)
+        return ahead is not None and self._call("write", item.key, lambda: bool(ahead(item)))
+
+    def drop_ahead(self, key: str) -> None:
+        """Discard what :meth:`write_ahead` started for ``key`` and no write completed."""
+        drop = getattr(self.backend, "drop_ahead", None)
+        if drop is not None:
+            self._call("write", key, lambda: drop(key))
+
     @staticmethod
     def is_temp_name(name: str) -> bool:
         return is_temp_name(name)

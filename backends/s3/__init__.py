@@ -66,7 +66,7 @@ Files (one reason to change each)
 Options (``vfs_``-prefixed keys in ``storage_options`` are taken out before s3fs sees them)
     ``vfs_lease_ttl`` (s, default 30), ``vfs_clock_skew`` (s, default 5),
     ``vfs_multipart_threshold`` (bytes, default 100 MiB), ``vfs_part_size`` (default 50 MiB),
-    ``vfs_max_concurrency`` (default 64: requests of one batch in flight at once; the HTTP
+    ``vfs_max_concurrency`` (default 128: requests of one batch in flight at once; the HTTP
     connection pool is raised to match unless ``config_kwargs`` sets ``max_pool_connections``,
     whose botocore default of 10 would otherwise be the real bound).
 """

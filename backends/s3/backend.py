@@ -39,7 +39,7 @@ from backends.lease import CasLease, HeldLocks
 from backends.s3 import errors, fence, versions
 from backends.s3.client import MiB, open_filesystem
 from backends.s3.directories import PrefixDirectories
-from backends.s3.multipart import MultipartUpload
+from backends.s3.multipart import MultipartUpload, Uploaded
 
 T = TypeVar("T")
 
@@ -93,7 +93,7 @@ class S3Backend(PrefixDirectories, MultipartUpload):
         clock_skew: float = 5.0,
         multipart_threshold: int = 100 * MiB,
         part_size: int = 50 * MiB,
-        max_concurrency: int = 64,
+        max_concurrency: int = 128,
         owns_fs: bool = False,
         private_fs: bool = False,
     ) -> None:
@@ -109,6 +109,8 @@ class S3Backend(PrefixDirectories, MultipartUpload):
         self._held = HeldLocks()
         self._releases: builtins.list[tuple[str, concurrent.futures.Future[None]]] = []
         self._releases_guard = threading.Lock()
+        #: key -> the bytes and the parts upload of a write sent ahead (see :meth:`write_ahead`)
+        self._ahead: dict[str, tuple[bytes, concurrent.futures.Future[Uploaded]]] = {}
 
     @classmethod
     def from_url(cls, url: str, storage_options: dict[str, Any]) -> S3Backend:
@@ -116,7 +118,7 @@ class S3Backend(PrefixDirectories, MultipartUpload):
         tuning = {k[4:]: options.pop(k) for k in list(options) if k.startswith("vfs_")}
         _, _, rest = url.partition("://")
         bucket, _, prefix = rest.partition("/")
-        concurrency = int(tuning.get("max_concurrency", 64))
+        concurrency = int(tuning.get("max_concurrency", 128))
         return cls(
             open_filesystem(options, concurrency),
             bucket,
@@ -202,11 +204,12 @@ class S3Backend(PrefixDirectories, MultipartUpload):
             raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
         cond = self._condition(if_version, if_absent)
         data = bytes(joined(item.data))
-        # under a lease, a body too big to leave in one write goes up in parts, unseen until a
-        # small fenced completion (backends.s3.fence.INLINE_BODY says why)
-        multipart = len(data) >= self.multipart_threshold or (len(data) > fence.INLINE_BODY and self._under_lease(key))
+        ahead = self._take_ahead(key, data)
+        multipart = ahead is not None or self._in_parts(key, len(data))
         try:
-            if multipart:
+            if ahead is not None:
+                out = await self._complete(key, await asyncio.wrap_future(ahead), cond)
+            elif multipart:
                 out = await self._multipart(key, data, cond)
             else:
                 out = await self._call("put_object", key, Key=self._obj(key), Body=data, **cond)
@@ -230,6 +233,40 @@ class S3Backend(PrefixDirectories, MultipartUpload):
                 raise errors.conflict(key, if_absent) from None
             raise errors.translate(exc, key) from exc
         return versions.file_info(key, out, len(data))
+
+    def _in_parts(self, key: str, size: int) -> bool:
+        """Whether a write of ``size`` bytes at ``key`` goes up in parts: a large one, or under a
+        lease one too big to leave in one write, unseen until a small fenced completion
+        (backends.s3.fence.INLINE_BODY says why)."""
+        return size >= self.multipart_threshold or (size > fence.INLINE_BODY and self._under_lease(key))
+
+    def _take_ahead(self, key: str, data: bytes) -> concurrent.futures.Future[Uploaded] | None:
+        """The parts sent ahead for this very write (same key, same bytes), if any; parts sent
+        ahead with other bytes are dropped."""
+        with self._releases_guard:
+            ahead = self._ahead.pop(key, None)
+        if ahead is None:
+            return None
+        sent, future = ahead
+        if sent == data:
+            return future
+        self._drop(key, future)
+        return None
+
+    def _drop(self, key: str, future: concurrent.futures.Future[Uploaded]) -> None:
+        """Abort a parts upload sent ahead and not completed. Not waited for (no one sees its
+        parts), but settled as a lease release is: before this backend's next synchronous call,
+        ``close`` and exit, so no upload is left open to be billed."""
+
+        async def abort() -> None:
+            with contextlib.suppress(Exception):
+                upload_id, _ = await asyncio.wrap_future(future)
+                await self._abort(key, upload_id)
+
+        aborted = asyncio.run_coroutine_threadsafe(abort(), self.fs.loop)
+        with self._releases_guard:
+            self._releases.append((key, aborted))
+        _RELEASING.add(self)
 
     async def _delete(self, item: DeleteItem) -> None:
         key, if_version = item.key, item.if_version
@@ -333,7 +370,36 @@ class S3Backend(PrefixDirectories, MultipartUpload):
             resolution=fence.RESOLUTION,
         )
 
+    def write_ahead(self, item: WriteItem) -> bool:
+        """Start sending the bytes of ``item``, which this backend is about to :meth:`write` (under
+        the lease it holds), without waiting: where they go up in parts, the upload is created and
+        the parts sent now, while the caller does other work (neither needs the lease: no one
+        sees a part before the completion), and the write itself then sends only the small
+        fenced completion with its condition. False where there is nothing to send ahead (a body
+        that goes up in one request). :meth:`drop_ahead` discards what was not written."""
+        data = bytes(joined(item.data))
+        if item.key == "" or not self._in_parts(item.key, len(data)):
+            return False
+        future = asyncio.run_coroutine_threadsafe(self._upload_parts(item.key, data), self.fs.loop)
+        with self._releases_guard:
+            previous = self._ahead.pop(item.key, None)
+            self._ahead[item.key] = (data, future)
+        if previous is not None:
+            self._drop(item.key, previous[1])
+        return True
+
+    def drop_ahead(self, key: str) -> None:
+        """Abort what :meth:`write_ahead` sent for ``key`` and no write completed."""
+        with self._releases_guard:
+            ahead = self._ahead.pop(key, None)
+        if ahead is not None:
+            self._drop(key, ahead[1])
+
     def close(self) -> None:
+        with self._releases_guard:
+            ahead, self._ahead = self._ahead, {}
+        for key, (_, upload) in ahead.items():
+            self._drop(key, upload)
         self._held.release_all()
         self._settle_releases()
         if self._owns_fs and self._private_fs:
@@ -386,8 +452,9 @@ class S3Backend(PrefixDirectories, MultipartUpload):
         _RELEASING.add(self)
 
     def _settle_releases(self, key: str | None = None, timeout: float = 30.0) -> None:
-        """Wait for the releases in flight (of ``key``, or all). A failed one changes nothing:
-        the lease was taken over meanwhile, or it stays until it expires."""
+        """Wait for the releases in flight (of ``key``, or all), and the aborts of uploads sent
+        ahead. A failed release changes nothing: the lease was taken over meanwhile, or it stays
+        until it expires (a failed abort: the upload stays unseen, for the bucket's lifecycle)."""
         with self._releases_guard:
             mine = [(k, f) for k, f in self._releases if key is None or k == key]
             self._releases = [(k, f) for k, f in self._releases if (k, f) not in mine]

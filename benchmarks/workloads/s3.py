@@ -17,7 +17,7 @@ already holds a file (as in a repository):
   a request of its own, one after the other;
 - ``rewrite.N`` (informative): N *existing* files rewritten, prefetched (an agent's usual edit);
 - ``bare.1`` and ``bare.N``: 1 and N plain PUTs of new files through the workspace's own client
-  (64 in flight; no condition, lease, journal or check): the floor of any N-file commit made with
+  (as many in flight as the backend sends of a batch; no condition, lease, journal or check): the floor of any N-file commit made with
   this client on this machine, beside which the ratio's target is judged;
 - ``requests.N``: the S3 requests *per file* of the latest ``pre.N`` run (a count, ``unit="count"``:
   "8.12 requests/file"; the same in every run), with an absolute target: at most 4;
@@ -268,9 +268,10 @@ class _Bench:
         return f"{total} requests ({total / n:.2f} per file): " + "; ".join(parts)
 
     def bare_puts(self, who: str, n: int) -> Fns:
-        """``n`` plain PUTs (no condition, no lease, no journal), 64 in flight, through the
-        workspace's own client (its pool, its hooks; no lease is held, so nothing is fenced) and
-        the proxy: the floor of any commit of ``n`` new files made with this client here."""
+        """``n`` plain PUTs (no condition, no lease, no journal), as many in flight as the backend
+        sends of a batch (``max_concurrency``), through the workspace's own client (its pool, its
+        hooks; no lease is held, so nothing is fenced) and the proxy: the floor of any commit of
+        ``n`` new files made with this client here."""
         from fsspec.asyn import sync
 
         fs = self.ws.backend.fs
@@ -279,7 +280,7 @@ class _Bench:
         async def put_all(files: dict[str, bytes]) -> None:
             import asyncio
 
-            gate = asyncio.Semaphore(64)
+            gate = asyncio.Semaphore(self.ws.backend.max_concurrency)
 
             async def put(path: str, data: bytes) -> None:
                 async with gate:
@@ -483,22 +484,24 @@ def build(ctx: Context) -> Workload:
 
 
 RATIO_NOTE = (
-    "Missed, at the floor of this client (measured in the same run since issue 20's third round: 100 "
-    "plain PUTs, nothing of vfs around them, take 1.85-2.06x a whole 1-file vfs commit, 2026-12-03, "
-    "load < 1: 327 ms, 226 ms of it client CPU, against 167 ms; the 100-file commit 649 ms, 3.88x). "
-    "Earlier: 3.73x (range 2.33 - 4.33x) on 2026-12-03 (load average 2.3-2.5; main before this change, "
-    "run right after: 4.52x, 3.48 - 5.19x; 4.2x quiet on 2026-12-02). Both commits got faster (100 new "
-    "files: 995 -> 672 ms, 214 -> 113 requests; 1 new file: 220 -> 180 ms), so the ratio moved less. The "
-    "1-file commit is 5 round trips (staging: the file and its folders stat'ed in one concurrent round; "
-    "commit: lease PUT, the folders re-checked, the file's PUT with If-None-Match: *, the journal and "
-    "mark PUTs together; the lease DELETE is not waited for). The 100-file commit is 9 round trips "
-    "(prefetch: one LIST of the folder, no GET per new file; the folders stat'ed; lease PUT; the folders "
-    "re-checked; the 100 PUTs, 64 in flight; journal and mark), but S3 has no multi-object PUT: 100 "
-    "requests, each ~2.6 ms of client CPU (aiobotocore: serialising, SigV4 signing, hooks, parsing the "
-    "answer; 295 ms for 113 requests) and ~1.8 ms of SeaweedFS CPU (200 ms) on the same 2 cores: ~0.5 s "
-    "of CPU against ~0.1 s of latency for the 1-file commit. On this machine that puts the floor of the "
-    "ratio near 3x, and it grows whenever the 1-file commit gets faster; lower needs less CPU per "
-    "request (a leaner client than botocore) or a store with batched writes."
+    "Missed: 3.07-3.10x on 2026-12-04 (two runs, load average 0.6-1.1; main run between them: 3.67x). The "
+    "100-file commit went from 520 to 412-439 ms and 10 to 8 round trips: the journal's multipart upload "
+    "is created and its part sent while the folders are re-checked under the lock (no one sees a part "
+    "before the fenced completion), and a batch's PUTs all leave at once (128 in flight, was 64: two "
+    "waves); the User-Agent string, rebuilt twice per request by botocore, is built once per feature "
+    "set (client CPU per small PUT ~1.64 -> ~1.40 ms at best). The floor is no longer what stops it: "
+    "100 plain PUTs take 1.23-1.25x a 1-file commit now (165-177 ms). The 1-file commit is 5 round "
+    "trips (staging: the file and its folders stat'ed in one concurrent round; commit: lease PUT, the "
+    "folders re-checked, the file's PUT with If-None-Match: *, the history record; the lease DELETE is "
+    "not waited for). The 100-file commit is 8 (prefetch: one LIST of the folder, no GET per new file; "
+    "the folders stat'ed; lease PUT; the journal's upload created while the folders are re-checked; "
+    "its part, 400 KB of post-images, ~2 round trips' time through the proxy; its small fenced "
+    "completion; the 100 PUTs; the decision): the 7 outside the PUTs' wave cost ~190 ms of a 2x budget "
+    "of ~270-280 ms, which leaves ~85 ms for a wave that takes ~170 ms. What is left: "
+    "the folders' stat could go in the prefetch's round (-1); the upload could be created before the "
+    "lock (-1) only if the txid, taken under the lock so that history order is commit order, were not "
+    "its key; and the wave itself is ~1.4 ms of botocore CPU per PUT (a hand-signed PUT over aiohttp "
+    "measured 0.35 ms) plus ~1.0-1.3 ms of SeaweedFS's, on the same 2 cores."
 )
 EDIT_NOTE = (
     "Met: 4 round trips and 6 requests (main before this change, run right after: 8 and 15); 123 ms "
@@ -528,13 +531,13 @@ REQUESTS_NOTE = (
 )
 FLOOR_NOTE = (
     "the plain PUTs are what any client of this library must send for N new files, with nothing of vfs "
-    "around them (no condition, lease, journal or check), 64 in flight, through the same proxy: if N of "
-    "them take more than twice a whole 1-file vfs commit, no commit protocol built on this client can meet "
+    "around them (no condition, lease, journal or check), as many in flight as the backend sends of a "
+    "batch, through the same proxy: if N of them take more than twice a whole 1-file vfs commit, no commit protocol built on this client can meet "
     "the 2x bound on this machine; the rest of the ratio is CPU per request (the client's and the "
     "server's, on the same 2 cores), not round trips."
 )
 BARE_NOTE = (
-    "100 requests in flight together cost one round trip of latency but 100 times the CPU of one: ~2.3 ms "
-    "of client CPU per PUT (aiobotocore: serialising, signing, hooks, parsing) and ~1.8 ms of SeaweedFS's, "
-    "on the same 2 cores; that CPU, not latency, is what the 100-file commit's ratio is made of."
+    "100 requests in flight together cost one round trip of latency but 100 times the CPU of one: ~1.4-1.7 "
+    "ms of client CPU per PUT (aiobotocore: serialising, signing, endpoint rules, hooks, parsing) and "
+    "~1.0-1.3 ms of SeaweedFS's, on the same 2 cores."
 )

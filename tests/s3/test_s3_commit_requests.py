@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 import vfs
 from backends.s3 import S3Backend
 from tests.s3.conftest import BackendMaker
@@ -103,3 +105,60 @@ def test_a_batch_read_of_a_folder_lists_it_and_fetches_only_its_files(make_backe
     assert data == b"old\n" and info.version
     assert isinstance(results[1], IsADirectoryError)
     assert all(type(r) is FileNotFoundError for r in results[2:])
+
+
+def _folder_files(n: int, size: int = 4096) -> dict[str, bytes]:
+    return {f"{MOUNT}/src/mod_{i:02d}.py": f"# {i}\n".encode() + b"x" * size for i in range(n)}
+
+
+def test_a_large_journal_goes_up_while_the_preflight_checks(make_backend: BackendMaker) -> None:
+    """A journal too large for one fenced request goes up in parts (issue 12); the upload is
+    created and its part sent right after the journal is made, before the preflight's checks
+    are sent (no one sees a part before the completion), so only the small fenced completion
+    follows them: one round trip less for a many-file commit."""
+    backend = make_backend()
+    ws = _workspace(backend)
+    # in a new folder, which the commit stats at staging and checks again under the lock
+    files = {f"{MOUNT}/src/sub/mod_{i:02d}.py": f"# {i}\n".encode() + b"x" * 4096 for i in range(10)}
+    sent = _record(backend)
+    with ws.transaction() as tx:
+        tx.prefetch(list(files))
+        for path, data in files.items():
+            tx.write(path, data)
+        staged = len(sent)
+    backend._settle_releases()
+    commit = [op for op, _ in sent[staged:]]
+    assert commit.count("create_multipart_upload") == 1 and commit.count("complete_multipart_upload") == 1
+    lock = commit.index("put_object")  # the lease
+    assert commit[lock + 1] == "create_multipart_upload"  # before the folder's re-check is sent
+    assert "head_object" in commit[lock + 1 : commit.index("complete_multipart_upload")]
+    assert all(ws.read_bytes(path) == data for path, data in files.items())
+    uploads = backend._run(lambda: backend._call("list_multipart_uploads", "", Prefix=backend._obj(".vfs/")))
+    assert not uploads.get("Uploads")  # completed, none left open
+
+
+def test_a_journal_sent_ahead_of_a_failed_check_is_aborted(make_backend: BackendMaker) -> None:
+    """The parts sent ahead of the preflight's checks are aborted when a check fails: nothing
+    of the commit is seen, no journal, no upload left open."""
+    backend = make_backend()
+    ws = _workspace(backend)
+    files = _folder_files(10)
+    sent = _record(backend)
+    tx = ws.transaction()
+    seen = tx.read_bytes(f"{MOUNT}/src/app.py")
+    for path, data in files.items():
+        tx.write(path, data)
+    ws.write_bytes(f"{MOUNT}/src/app.py", b"changed meanwhile\n")  # what tx read is stale now
+    with pytest.raises(vfs.StaleVersion):
+        tx.commit()
+    backend._settle_releases()
+    backend.close()  # lets the abort, not waited for, land
+    ops = [op for op, _ in sent]
+    assert "create_multipart_upload" in ops and "abort_multipart_upload" in ops
+    assert "complete_multipart_upload" not in ops
+    assert seen == b"print(1)\n" and ws.read_bytes(f"{MOUNT}/src/app.py") == b"changed meanwhile\n"
+    assert not any(ws.exists(path) for path in files)
+    assert ws.pending() == []
+    client = make_backend(bucket=backend.bucket, prefix=backend.prefix, storage={"skip_instance_cache": True})
+    uploads = client._run(lambda: client._call("list_multipart_uploads", "", Prefix=client._obj(".vfs/")))
+    assert not uploads.get("Uploads")
