@@ -169,6 +169,35 @@ def stage(
     return tmp, fd
 
 
+#: A replaced file this big is let go of on another thread (see :func:`let_go`).
+LET_GO_BESIDE_MIN = 1 << 20
+
+
+def let_go(fd: int, size: int) -> None:
+    """Close a handle on a file that was just replaced (``size`` bytes), its name already gone.
+
+    Its blocks are freed at this last close, and on a disk mounted with ``discard`` that costs
+    ~1.5-2.5 ms for 5 MB here, which nothing the caller does next waits for:
+    a big one is closed on another thread. If the process ends first, the kernel closes it.
+    ``os.close`` lets go of the GIL."""
+    if size < LET_GO_BESIDE_MIN:
+        os.close(fd)
+        return
+    import _thread  # not threading: its import is start-up every `vfs apply` would pay
+
+    try:
+        _thread.start_new_thread(_close_quietly, (fd,))
+    except RuntimeError:  # no thread to be had
+        os.close(fd)
+
+
+def _close_quietly(fd: int) -> None:
+    try:
+        os.close(fd)
+    except OSError:  # (nothing to report to: the file was replaced, its handle is ours alone)
+        pass
+
+
 def write_all(fd: int, data: WriteData) -> None:
     """All of ``data`` at the handle's offset. Pieces (an edit of a large file comes as thousands
     of them) are written a block at a time: runs of small pieces joined into one buffer of about
