@@ -117,9 +117,10 @@ def hash_beside(blobs: Mapping[int, WriteData]) -> Callable[[], dict[int, str]]:
         # post-image's digest once the file is in place, so a failure there (the bytes are
         # frozen: only a lack of memory could fail it) is retried here rather than report a
         # write that landed as failed.
-        for index, blob in blobs.items():
-            if index not in digests:
-                digests[index] = digest(blob)
+        if len(digests) < len(blobs):  # (asked once per file written: a pass each would be quadratic)
+            for index, blob in blobs.items():
+                if index not in digests:
+                    digests[index] = digest(blob)
         return digests
 
     return wait

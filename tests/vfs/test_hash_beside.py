@@ -80,3 +80,21 @@ def test_a_big_edit_journals_its_pre_image_under_its_own_digest(tmp_path: Path) 
     ws.undo()
     assert (tmp_path / "big.bin").read_bytes() == old  # the record's digest checked out on undo
     ws.close()
+
+
+class _CountingBlobs(dict[int, bytes]):
+    passes = 0
+
+    def items(self):  # type: ignore[override]
+        type(self).passes += 1
+        return super().items()
+
+
+def test_asking_once_per_file_does_not_pass_over_every_blob_each_time() -> None:
+    """The backend asks for a post-image's digest once per file written: a batch of 2,000 files
+    must not walk the 2,000 blobs 2,000 times (that cost a 2,000-file patch ~0.2 s)."""
+    blobs = _CountingBlobs({index: b"%d" % index for index in range(2000)})
+    wait = txlog.hash_beside(blobs)
+    for index in range(2000):
+        assert wait()[index] == txlog.digest(b"%d" % index)
+    assert _CountingBlobs.passes <= 2, _CountingBlobs.passes  # the big ones picked out, then the rest hashed
