@@ -197,6 +197,10 @@ class Capabilities:
     #: unresolved journal (a clean holder resolves its own, a dirty one marks the lock), so the
     #: commit need not list the journals first (one request less on S3). False: always list.
     lock_knows_resolved: bool = False
+    #: The backend has ``write_ahead(item) -> bool`` and ``drop_ahead(key)``: a write's bytes can
+    #: be sent before the write itself, unseen until that write completes them (S3: the parts of a
+    #: multipart upload behind a small fenced completion), so a commit overlaps them with its checks.
+    sends_ahead: bool = False
     #: A replaced file keeps its owner and group (where the caller may set them).
     keeps_owner: bool = False
     #: A replaced file keeps its extended attributes.

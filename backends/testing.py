@@ -190,6 +190,23 @@ class BackendContract:
         backend.write(WriteItem("a.txt", b"HASHED ONCE\n"))
         assert not backend.matches("a.txt", info.version)
 
+    def test_a_backend_that_sends_ahead_has_both_halves(self, backend: Backend) -> None:
+        """``Capabilities.sends_ahead`` promises ``write_ahead`` and ``drop_ahead``; bytes sent ahead
+        and dropped leave nothing behind, and bytes sent ahead are what the write then lands."""
+        if not backend.capabilities.sends_ahead:
+            assert not callable(getattr(backend, "write_ahead", None)), "write_ahead but not declared"
+            return
+        sender: Any = backend  # (the two methods are optional: not in the Backend protocol)
+        write_ahead, drop_ahead = sender.write_ahead, sender.drop_ahead
+        dropped = WriteItem("ahead-dropped.bin", b"d" * (1 << 16), if_absent=True)
+        write_ahead(dropped)
+        drop_ahead(dropped.key)
+        assert backend.stat(dropped.key) is None
+        kept = WriteItem("ahead-kept.bin", b"k" * (1 << 16), if_absent=True)
+        write_ahead(kept)
+        backend.write(kept)
+        assert backend.read(kept.key)[0] == kept.data
+
     def test_digest_hint_may_be_a_callable_still_computing_it(self, backend: Backend) -> None:
         data = b"hashed beside the write\n"
         asked: list[str] = []

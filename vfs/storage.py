@@ -194,7 +194,7 @@ class Storage:
     def sends_ahead(self) -> bool:
         """Whether the backend can start sending a write's bytes before the write itself (S3:
         the parts of a multipart upload, which no one sees before the write completes them)."""
-        return hasattr(self.backend, "write_ahead")
+        return self.backend.capabilities.sends_ahead
 
     def write_ahead(self, item: WriteItem) -> bool:
         """Where :attr:`sends_ahead`, start sending ``item``'s bytes now, unwaited, for its

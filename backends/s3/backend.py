@@ -70,6 +70,7 @@ class S3Backend(PrefixDirectories, MultipartUpload):
         symlinks=False,
         lock_can_expire=True,
         lock_knows_resolved=True,
+        sends_ahead=True,
         notes=(
             "Versions are S3 ETags (plus VersionId on versioned buckets); writes and deletes are "
             "conditional in the store (If-Match / If-None-Match), multipart uploads included.",
