@@ -191,21 +191,24 @@ class BackendContract:
         assert not backend.matches("a.txt", info.version)
 
     def test_a_backend_that_sends_ahead_has_both_halves(self, backend: Backend) -> None:
-        """``Capabilities.sends_ahead`` promises ``write_ahead`` and ``drop_ahead``; bytes sent ahead
-        and dropped leave nothing behind, and bytes sent ahead are what the write then lands."""
+        """``Capabilities.sends_ahead`` promises ``write_ahead`` and ``drop_ahead``. Under the
+        commit lock (where a commit sends its journal ahead), bytes sent ahead are seen by no one
+        until the write completes them; dropped, they leave nothing; written, they land."""
         if not backend.capabilities.sends_ahead:
             assert not callable(getattr(backend, "write_ahead", None)), "write_ahead but not declared"
             return
         sender: Any = backend  # (the two methods are optional: not in the Backend protocol)
-        write_ahead, drop_ahead = sender.write_ahead, sender.drop_ahead
-        dropped = WriteItem("ahead-dropped.bin", b"d" * (1 << 16), if_absent=True)
-        write_ahead(dropped)
-        drop_ahead(dropped.key)
+        with backend.lock("meta/lock", timeout=5):
+            dropped = WriteItem("ahead-dropped.bin", b"d" * (1 << 16), if_absent=True)
+            sender.write_ahead(dropped)
+            assert backend.stat(dropped.key) is None  # sent ahead is not written
+            sender.drop_ahead(dropped.key)
+            kept = WriteItem("ahead-kept.bin", b"k" * (1 << 16), if_absent=True)
+            sender.write_ahead(kept)
+            assert backend.stat(kept.key) is None
+            backend.write(kept)
+            assert backend.read(kept.key)[0] == kept.data
         assert backend.stat(dropped.key) is None
-        kept = WriteItem("ahead-kept.bin", b"k" * (1 << 16), if_absent=True)
-        write_ahead(kept)
-        backend.write(kept)
-        assert backend.read(kept.key)[0] == kept.data
 
     def test_digest_hint_may_be_a_callable_still_computing_it(self, backend: Backend) -> None:
         data = b"hashed beside the write\n"
