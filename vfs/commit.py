@@ -31,11 +31,17 @@ from collections.abc import Callable, Sequence
 
 from backends.base import DeleteItem, WriteData, WriteItem, iter_parents, joined
 from vfs.context import Context
-from vfs.errors import NotFound, RollbackFailed, StaleVersion, VfsError
+from vfs.errors import NotADirectory, NotFound, RollbackFailed, StaleVersion, VfsError
 from vfs.recovery import recover, rollback
 from vfs.staging import Overlay
 from vfs.txlog import RECORD_INLINE_MAX, DoneRecord, Journal, Kind, Scan, TargetRecord, hash_beside, new_txid
 from vfs.types import Change, CommitResult
+
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    R = TypeVar("R")
 
 #: Test-only: name of the commit step at which the process kills itself (crash tests).
 _CRASH_AT = os.environ.get("VFS_TEST_CRASH_AT", "")
@@ -167,12 +173,15 @@ class Commit:
         only an explicit directory (a marker object) needs its parents made too."""
         real_dirs = self.ctx.capabilities.real_directories
         base_len = len(self.ctx.mapper.base_key)
+        seen, staged = self.overlay.seen, self.overlay.staged
         changed = set(targets)  # membership per ancestor: a list would make this quadratic
+        # A target that was a file has its folders (a write or delete of it that finds one gone
+        # is refused as stale: see _apply_files); only new paths may need theirs made.
         ancestors = sorted(
             {
                 a
                 for key in targets
-                if real_dirs or self.overlay.staged[key].state == "directory"
+                if staged[key].state == "directory" or (real_dirs and seen[key].state != "file")
                 for a in iter_parents(key)
                 if len(a) > base_len and a not in changed and a not in self._directories
             }
@@ -260,6 +269,7 @@ class Commit:
         deletes = [t for t in journal.targets if t.after == "absent" and t.before == "file"]
         untouched.difference_update(t.key for _, t in writes)
         results = self.storage.write_many([self._write_item(i, t) for i, t in writes])
+        results = [_gone_is_stale(t, r, self.ctx.display) for (_, t), r in zip(writes, results, strict=True)]
         for (_, target), result in zip(writes, results, strict=True):
             if isinstance(result, StaleVersion):
                 untouched.add(target.key)
@@ -269,6 +279,7 @@ class Commit:
         crash_point("applied-writes")
         untouched.difference_update(t.key for t in deletes)
         outcomes = self.storage.delete_many([DeleteItem(t.key, t.before_version) for t in deletes])
+        outcomes = [_gone_is_stale(t, e, self.ctx.display) for t, e in zip(deletes, outcomes, strict=True)]
         for target, error in zip(deletes, outcomes, strict=True):
             if error is None:
                 written[target.key] = None
@@ -451,6 +462,16 @@ def done_record(
         outcome,  # type: ignore[arg-type]
         journal.session,
     )
+
+
+def _gone_is_stale(target: TargetRecord, result: R, display: Callable[[str], str]) -> R | StaleVersion:
+    """A file target whose folder is gone (or no longer a folder) when it is written or deleted:
+    the file vanished since it was seen, as its own conditional write says when the file alone
+    is gone (its folders are not checked apart: see _created_dirs)."""
+    if target.before == "file" and isinstance(result, (NotFound, NotADirectory)):
+        path = display(target.key)
+        return StaleVersion(f'cannot write "{path}": file no longer exists', path=path)
+    return result
 
 
 def _pending(scan: Scan) -> bool:

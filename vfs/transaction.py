@@ -137,8 +137,9 @@ class Transaction:
     def _see_with_parents(self, key: str) -> None:
         """First touch of ``key`` and of its unseen ancestors in one round (concurrent on S3,
         where each would otherwise cost a round trip of its own)."""
-        if not self._storage.batches or self._parents_implied(key):
-            return
+        seen = self._seen.get(key)
+        if not self._storage.batches or (seen is not None and seen.state == "file"):
+            return  # (a file seen: its ancestors are folders, see _require_dir_parents)
         keys = [k for k in (*self._parents(key), key) if k not in self._seen and k not in self._staged]
         if len(keys) < 2:
             return
@@ -180,7 +181,14 @@ class Transaction:
     def _require_dir_parents(self, key: str) -> None:
         if self._parents_implied(key):
             return
+        # A file seen at ``key`` was reached through its ancestors: folders, then, unless this
+        # transaction staged a change to one (nothing to stat; at commit, the file's own write or
+        # version check finds an ancestor changed since).
+        seen = self._seen.get(key)
+        reached = seen is not None and seen.state == "file"
         for ancestor in self._parents(key):
+            if reached and ancestor not in self._staged:
+                continue
             state = self._effective(ancestor)
             if state in ("file", "other", "symlink"):
                 raise NotADirectory(

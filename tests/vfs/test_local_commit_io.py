@@ -321,7 +321,6 @@ def test_a_folder_checked_under_the_lock_is_not_stated_again_to_see_whether_to_c
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "a.txt").write_bytes(b"a")
     ws = vfs.open_workspace(str(tmp_path))
     asked: list[str] = []
     real = LocalBackend.stat
@@ -332,6 +331,57 @@ def test_a_folder_checked_under_the_lock_is_not_stated_again_to_see_whether_to_c
 
     monkeypatch.setattr(LocalBackend, "stat", counting)
     with ws.transaction() as tx:
-        tx.write(str(tmp_path / "sub" / "a.txt"), b"b")
-    assert (tmp_path / "sub" / "a.txt").read_bytes() == b"b"
+        tx.write(str(tmp_path / "sub" / "new.txt"), b"b")
+    assert (tmp_path / "sub" / "new.txt").read_bytes() == b"b"
     assert asked.count("sub") == 2, asked  # first seen, then checked under the lock: no third look
+
+
+def test_the_folders_of_an_existing_file_are_not_stated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "sub" / "deeper").mkdir(parents=True)
+    (tmp_path / "sub" / "deeper" / "a.txt").write_bytes(b"a")
+    ws = vfs.open_workspace(str(tmp_path))
+    asked: list[str] = []
+    real = LocalBackend.stat
+
+    def counting(self: LocalBackend, key: str) -> object:
+        asked.append(key)
+        return real(self, key)
+
+    monkeypatch.setattr(LocalBackend, "stat", counting)
+    with ws.transaction() as tx:
+        tx.write(str(tmp_path / "sub" / "deeper" / "a.txt"), b"b")
+    assert (tmp_path / "sub" / "deeper" / "a.txt").read_bytes() == b"b"
+    assert "sub" not in asked and "sub/deeper" not in asked, asked  # the file was reached through them
+
+
+@pytest.mark.parametrize("replacement", ["nothing", "a file"])
+def test_the_folder_of_a_written_file_gone_before_the_commit_is_a_stale_version(
+    tmp_path: Path, replacement: str
+) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.txt").write_bytes(b"a")
+    ws = vfs.open_workspace(str(tmp_path))
+    tx = ws.transaction()
+    tx.write(str(tmp_path / "sub" / "a.txt"), b"b")
+    (tmp_path / "sub" / "a.txt").unlink()
+    (tmp_path / "sub").rmdir()
+    if replacement == "a file":
+        (tmp_path / "sub").write_bytes(b"not a folder")
+    with pytest.raises(vfs.StaleVersion, match="no longer exists"):
+        tx.commit()
+    assert not (tmp_path / "sub").is_dir()
+
+
+def test_a_file_staged_where_a_folder_of_a_read_file_was_still_refuses_writes_below_it(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "a.txt").write_bytes(b"a")
+    ws = vfs.open_workspace(str(tmp_path))
+    with ws.transaction() as tx:
+        tx.read(str(tmp_path / "sub" / "a.txt"))
+        tx.delete(str(tmp_path / "sub" / "a.txt"))
+        tx.rmdir(str(tmp_path / "sub"))
+        tx.write(str(tmp_path / "sub"), b"now a file")
+        with pytest.raises(vfs.NotADirectory):
+            tx.write(str(tmp_path / "sub" / "a.txt"), b"b")
+        tx.abort()
+    assert (tmp_path / "sub" / "a.txt").read_bytes() == b"a"
