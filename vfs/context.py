@@ -7,13 +7,12 @@ mapper (the sandbox), the transaction log, the commit lock, and the limits.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 
 from backends.base import Capabilities, FileInfo
 from vfs.errors import Exists, RecoveryNeeded, SandboxDenied, VfsError
 from vfs.paths import PathMapper
-from vfs.storage import HeldLock, Storage
+from vfs.storage import HeldLock, Locking, Storage
 from vfs.txlog import TxLog
 from vfs.types import Stat
 
@@ -83,24 +82,11 @@ class Context:
                     pass  # another client created it between our stat and mkdir: just as good
         self._meta_ready = True  # vfs never removes it: checked once per workspace object
 
-    @contextmanager
-    def commit_lock(self) -> Iterator[HeldLock]:
+    def commit_lock(self) -> CommitLock:
         """The commit lock. Leaving with an unresolved journal (a failed rollback, recovery that
         could not finish, anything but a vfs error escaping mid-commit) marks it dirty, so the
         next holder looks for that journal (see ``Capabilities.lock_knows_resolved``)."""
-        self.ensure_meta()
-        with self.storage.lock(self.lock_key, self.lock_timeout) as held:
-            try:
-                yield held
-            except VfsError:
-                if self.unresolved:
-                    held.mark_dirty()
-                raise
-            except BaseException:
-                held.mark_dirty()
-                raise
-            if self.unresolved:
-                held.mark_dirty()
+        return CommitLock(self)
 
     def require_resolved(self) -> None:
         """``RecoveryNeeded`` while an interrupted commit is unresolved."""
@@ -112,3 +98,32 @@ class Context:
             f"The workspace is mid-commit: transaction {txid}{more} was interrupted and is not resolved "
             f"({why}). Nothing can be read or changed until `vfs recover` finishes it."
         )
+
+
+class CommitLock:
+    """:meth:`Context.commit_lock` (a class, not a generator: every commit takes it)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self._ctx = ctx
+        self._locking: Locking | None = None
+        self._held: HeldLock | None = None
+
+    def __enter__(self) -> HeldLock:
+        ctx = self._ctx
+        ctx.ensure_meta()
+        locking = ctx.storage.lock(ctx.lock_key, ctx.lock_timeout)
+        self._held = locking.__enter__()
+        self._locking = locking
+        return self._held
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        locking, held = self._locking, self._held
+        self._locking = self._held = None
+        assert locking is not None and held is not None
+        try:
+            if self._ctx.unresolved or (exc_type is not None and not issubclass(exc_type, VfsError)):
+                held.mark_dirty()
+        finally:
+            locking.__exit__(exc_type, exc, tb)

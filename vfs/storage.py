@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import builtins
 import errno
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 
 from backends import open_backend
 from backends.base import (
@@ -313,17 +312,31 @@ class Storage:
             for i, r in zip(items, results, strict=True)
         ]
 
-    @contextmanager
-    def lock(self, key: str, timeout: float) -> Iterator[HeldLock]:
-        manager = self._call("lock", key, lambda: self.backend.lock(key, timeout=timeout))
-        self._call("lock", key, manager.__enter__)
+    def lock(self, key: str, timeout: float) -> Locking:
+        return Locking(self, key, timeout)
+
+
+class Locking:
+    """:meth:`Storage.lock` as a context manager that yields the :class:`HeldLock` (a class, not
+    a generator: every commit takes it)."""
+
+    def __init__(self, storage: Storage, key: str, timeout: float) -> None:
+        self._storage, self._key, self._timeout = storage, key, timeout
+        self._manager: Any = None
+
+    def __enter__(self) -> HeldLock:
+        storage, key, timeout = self._storage, self._key, self._timeout
+        manager = storage._call("lock", key, lambda: storage.backend.lock(key, timeout=timeout))
+        storage._call("lock", key, manager.__enter__)
+        self._manager = manager
+        return HeldLock(manager, storage.backend.capabilities.lock_knows_resolved)
+
+    def __exit__(self, *exc: object) -> None:
+        manager, self._manager = self._manager, None
         try:
-            yield HeldLock(manager, self.backend.capabilities.lock_knows_resolved)
-        finally:
-            try:
-                manager.__exit__(None, None, None)
-            except Exception:  # noqa: BLE001 - see below
-                # A lease lost meanwhile (a pause past its expiry) is not this call's failure:
-                # the commit's decision record, written once, says what happened, and the
-                # lease expires by itself.
-                pass
+            manager.__exit__(None, None, None)
+        except Exception:  # noqa: BLE001 - see below
+            # A lease lost meanwhile (a pause past its expiry) is not this call's failure:
+            # the commit's decision record, written once, says what happened, and the
+            # lease expires by itself.
+            pass

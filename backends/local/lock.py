@@ -88,7 +88,8 @@ class LocalLock:
         self.fresh = False
         self._dirty = False
         self._fd: int | None = None
-        self._inner: contextlib.ExitStack | None = None
+        self._inner: contextlib.ExitStack | None = None  # the portable lock's (no fcntl)
+        self._thread_lock: LockType | None = None
 
     def mark_dirty(self) -> None:
         """This holder leaves an unresolved journal: the next one must look for it."""
@@ -100,18 +101,25 @@ class LocalLock:
         deadline = time.monotonic() + self.timeout
         if not thread_lock.acquire(timeout=self.timeout):
             raise TimeoutError(f"could not acquire the commit lock {self.path} within {self.timeout} s")
-        stack = contextlib.ExitStack()
-        stack.callback(thread_lock.release)
+        self._thread_lock = thread_lock
         try:
             if fcntl is None:
+                stack = contextlib.ExitStack()
                 stack.enter_context(_filelock(self.path, deadline, self.timeout))
+                self._inner = stack
             elif self.cross_process:
-                self._fd = stack.enter_context(_flock(self.path, deadline, self.timeout))
-                self._take_marker()
+                # flock without a context manager of its own: this is every commit's path
+                self._fd = _flock_acquire(self.path, deadline, self.timeout)
+                try:
+                    self._take_marker()
+                except BaseException:
+                    _flock_release(self._fd)
+                    self._fd = None
+                    raise
         except BaseException:
-            stack.close()
+            self._thread_lock = None
+            thread_lock.release()
             raise
-        self._inner = stack
 
     def _take_marker(self) -> None:
         assert self._fd is not None
@@ -121,24 +129,30 @@ class LocalLock:
         _HELD_BEFORE.add(self.path)
 
     def __exit__(self, *exc: object) -> None:
-        assert self._inner is not None
+        fd, inner, thread_lock = self._fd, self._inner, self._thread_lock
+        self._fd = self._inner = self._thread_lock = None
         try:
-            if self._fd is not None and not self._dirty:
-                os.pwrite(self._fd, CLEAN, 0)
+            try:
+                if fd is not None and not self._dirty:
+                    os.pwrite(fd, CLEAN, 0)
+            finally:
+                if fd is not None:
+                    _flock_release(fd)
+                elif inner is not None:
+                    inner.close()
         finally:
-            self._fd = None
-            self._inner.close()
+            if thread_lock is not None:
+                thread_lock.release()
 
 
 def local_lock(path: str, timeout: float, *, cross_process: bool) -> LocalLock:
     return LocalLock(path, timeout, cross_process=cross_process)
 
 
-@contextmanager
-def _flock(path: str, deadline: float, timeout: float) -> Iterator[int]:
-    """``flock(2)`` on the lock file; yields its descriptor. Called directly rather than through
-    filelock, whose fork-safety bookkeeping costs about a millisecond per acquire: as much as the
-    durable write a commit protects."""
+def _flock_acquire(path: str, deadline: float, timeout: float) -> int:
+    """``flock(2)`` on the lock file; its descriptor, to give to :func:`_flock_release`. Called
+    directly rather than through filelock, whose fork-safety bookkeeping costs about a
+    millisecond per acquire: as much as the durable write a commit protects."""
     assert fcntl is not None
     flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
     try:
@@ -151,17 +165,22 @@ def _flock(path: str, deadline: float, timeout: float) -> Iterator[int]:
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                return fd
             except BlockingIOError:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError(f"could not acquire the commit lock {path} within {timeout} s") from None
                 time.sleep(min(delay, remaining))
                 delay = min(delay * 2, 0.05)
-        try:
-            yield fd
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _flock_release(fd: int) -> None:
+    assert fcntl is not None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
         os.close(fd)
 
