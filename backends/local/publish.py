@@ -13,14 +13,12 @@ import errno
 import os
 import stat as stat_module
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Container
 
 from backends.base import HardLinked, PreconditionFailed, WriteData, temp_name
 from backends.local.containment import Directory
 
-_READ_FLAGS = (
-    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-)
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _BLOCK = 1 << 18  # bytes per write(2) when small pieces are gathered (see write_all)
 #: link(2) errors that mean "no hard links on this filesystem" (not "the name exists").
 NO_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.ENOSYS)
@@ -77,15 +75,26 @@ def open_existing(directory: Directory, name: str) -> tuple[int, os.stat_result]
 
 
 def read_fd(fd: int) -> bytes:
-    """All bytes of a file open for reading, from its start (moves the handle's offset)."""
+    """All bytes of a file open for reading, from its start (moves the handle's offset). A short
+    read of a regular file is its end: a small file takes one read."""
     os.lseek(fd, 0, os.SEEK_SET)
     chunks = []
-    while chunk := os.read(fd, 1 << 20):
+    piece = _FIRST_PIECE
+    while chunk := os.read(fd, piece):
         chunks.append(chunk)
+        if len(chunk) < piece:
+            break
+        piece = _PIECE
     return b"".join(chunks)
 
 
-def may_write(st: os.stat_result, euid: int, groups: set[int]) -> bool:
+#: The first read's size: below the allocator's threshold for a buffer of its own (mmap, then
+#: mremap and munmap to shrink it: three more system calls for a small file).
+_FIRST_PIECE = 1 << 16
+_PIECE = 1 << 20
+
+
+def may_write(st: os.stat_result, euid: int, groups: Container[int]) -> bool:
     """Whether a plain ``open(O_WRONLY)`` by this user would be allowed by the mode bits (root
     bypasses them, as it does for a plain write). A rename needs only the folder's permission,
     so without this check vfs would replace files the user could not write."""
@@ -98,13 +107,29 @@ def may_write(st: os.stat_result, euid: int, groups: set[int]) -> bool:
     return bool(st.st_mode & stat_module.S_IWOTH)
 
 
-def identity() -> tuple[int, set[int]]:
+class _Groups:
+    """This process's effective group and supplementary groups, asked of the kernel at the first
+    membership test: most writes never ask (root; a file of the caller's own, whose group the
+    new file gets anyway)."""
+
+    __slots__ = ("_ids",)
+
+    def __init__(self) -> None:
+        self._ids: set[int] | None = None
+
+    def __contains__(self, gid: object) -> bool:
+        if self._ids is None:
+            self._ids = {os.getegid(), *os.getgroups()}
+        return gid in self._ids
+
+
+def identity() -> tuple[int, Container[int]]:
     """This process's effective user and groups (asked once per file written: a refusal and the
     owner carried over rest on the same answer)."""
-    return os.geteuid(), {os.getegid(), *os.getgroups()}
+    return os.geteuid(), _Groups()
 
 
-def refuse_unsafe(st: os.stat_result, key: str, who: tuple[int, set[int]]) -> None:
+def refuse_unsafe(st: os.stat_result, key: str, who: tuple[int, Container[int]]) -> None:
     """Refuse what a replace would silently do wrong: split hard links, or write what the caller
     (``who``: :func:`identity`) may not write."""
     if st.st_nlink > 1:
@@ -113,7 +138,9 @@ def refuse_unsafe(st: os.stat_result, key: str, who: tuple[int, set[int]]) -> No
         raise PermissionError(errno.EACCES, "Permission denied", key)
 
 
-def owner_to_keep(old: os.stat_result, new: os.stat_result, euid: int, groups: set[int]) -> tuple[int, int] | None:
+def owner_to_keep(
+    old: os.stat_result, new: os.stat_result, euid: int, groups: Container[int]
+) -> tuple[int, int] | None:
     """The ``(uid, gid)`` to give the temp file so the replaced file keeps its owner and group:
     root sets both; another user only the group, and only to one of its own groups (what chown(2)
     allows); ``None`` when nothing to change or nothing permitted (-1 keeps a field)."""
@@ -148,7 +175,7 @@ def stage(
     mode: int,
     old: tuple[int, os.stat_result] | None,
     sync: bool,
-    who: tuple[int, set[int]] | None = None,
+    who: tuple[int, Container[int]] | None = None,
 ) -> tuple[str, int]:
     """A temp file holding ``data`` with ``mode`` (and ``old``'s owner, group and extended
     attributes, as ``who`` may set them: :func:`identity`), flushed when ``sync``: its name and an
@@ -225,7 +252,7 @@ def _write_view(fd: int, view: memoryview) -> None:
 
 
 def _carry_over(
-    directory: Directory, tmp: str, fd: int, old: tuple[int, os.stat_result], who: tuple[int, set[int]]
+    directory: Directory, tmp: str, fd: int, old: tuple[int, os.stat_result], who: tuple[int, Container[int]]
 ) -> None:
     old_fd, old_st = old
     owner = owner_to_keep(old_st, os.fstat(fd), *who)
