@@ -107,9 +107,11 @@ class Root:
     def __init__(self, root: str, *, dir_fd: bool) -> None:
         self.path = os.path.realpath(os.path.abspath(root))
         self.dir_fd = dir_fd
+        # what a key is appended to (os.path.join's result for a relative key, without its call)
+        self._prefix = self.path if self.path.endswith(os.sep) else self.path + os.sep
 
     def path_of(self, key: str) -> str:
-        return os.path.join(self.path, key) if key else self.path
+        return self._prefix + key if key else self.path
 
     def inside(self, real: str) -> bool:
         return real == self.path or real.startswith(self.path.rstrip(os.sep) + os.sep)
@@ -130,11 +132,11 @@ class Root:
         parts = key.split("/")
         if os.sep != "/" or not key or any(part in ("", ".", "..") for part in parts):
             return False
-        path = self.path
+        below = ""
         for part in parts:
-            path = os.path.join(path, part)
+            below = f"{below}/{part}" if below else part
             try:
-                mode = os.lstat(path).st_mode
+                mode = os.lstat(self._prefix + below).st_mode
             except OSError:
                 return True  # realpath keeps the rest as written, too
             if stat_module.S_ISLNK(mode):

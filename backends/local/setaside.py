@@ -230,8 +230,13 @@ def _still_there(directory: Directory, name: str, key: str, checked: os.stat_res
         st = directory.lstat(name)
     except FileNotFoundError:
         raise Vanished(errno.ENOENT, "no longer exists", key) from None
-    fields = ("st_dev", "st_ino", "st_size", "st_mtime_ns", "st_ctime_ns")
-    if any(getattr(st, f) != getattr(checked, f) for f in fields):
+    if (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns) != (
+        checked.st_dev,
+        checked.st_ino,
+        checked.st_size,
+        checked.st_mtime_ns,
+        checked.st_ctime_ns,
+    ):
         raise PreconditionFailed(errno.ESTALE, "changed since it was read", key)
 
 
