@@ -241,12 +241,12 @@ class LocalBackend:
             mode = item.mode
             if mode is None:
                 mode = stat_module.S_IMODE(old[1].st_mode) if old is not None else (0o666 & ~self._umask)
-            tmp, fd = publish.stage(directory, item.data, mode, old, sync, who)
+            tmp, fd, written = publish.stage(directory, item.data, mode, old, sync, who)
         except BaseException:
             if old is not None:
                 os.close(old[0])
             raise
-        return _Staged(directory, item, name, old, tmp, fd)
+        return _Staged(directory, item, name, old, tmp, fd, written)
 
     def _put_in_place(self, staged: _Staged) -> FileInfo:
         """Rename (or swap) a staged temp file into place; every handle closed, the temp file
@@ -254,7 +254,7 @@ class LocalBackend:
         directory, item, old = staged.directory, staged.item, staged.old
         try:
             try:
-                self._publish(directory, staged.tmp, staged.name, item, old, staged.fd)
+                self._publish(directory, staged.tmp, staged.name, item, old, staged.fd, staged.written)
                 st = os.fstat(staged.fd)  # our inode, whatever is at the name by now
             except BaseException:
                 publish.discard(directory, staged.tmp)
@@ -301,13 +301,14 @@ class LocalBackend:
         item: WriteItem,
         old: tuple[int, os.stat_result] | None,
         staged: int,
+        written: os.stat_result | None = None,
     ) -> None:
         self._root.recheck(directory, item.key)
         if item.if_absent:
             publish.create(directory, tmp, name, item.key)
         elif item.if_version is not None and old is not None and self._can_set_aside(directory):
             same = self._same_as(item.if_version, old[0])
-            setaside.replace_checked(directory, tmp, name, item.key, old, same, staged)
+            setaside.replace_checked(directory, tmp, name, item.key, old, same, staged, written)
         elif item.if_version is not None:
             self._recheck(item)  # the microsecond window the set-aside protocol closes
             directory.replace(tmp, name)
@@ -553,6 +554,7 @@ class _Staged:
     old: tuple[int, os.stat_result] | None
     tmp: str
     fd: int
+    written: os.stat_result | None  # the temp file's fstat once written (where ``old`` is given)
 
 
 def _read_all(fd: int, size: int) -> bytes:

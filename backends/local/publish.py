@@ -176,16 +176,18 @@ def stage(
     old: tuple[int, os.stat_result] | None,
     sync: bool,
     who: tuple[int, Container[int]] | None = None,
-) -> tuple[str, int]:
+) -> tuple[str, int, os.stat_result | None]:
     """A temp file holding ``data`` with ``mode`` (and ``old``'s owner, group and extended
-    attributes, as ``who`` may set them: :func:`identity`), flushed when ``sync``: its name and an
-    open handle. Removed on any exception."""
+    attributes, as ``who`` may set them: :func:`identity`), flushed when ``sync``: its name, an
+    open handle, and where ``old`` is given its ``fstat`` once written (its device, inode and
+    size: what identifies it at a swap). Removed on any exception."""
     tmp = fresh_temp_name()
     fd = directory.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+    written = None
     try:
         write_all(fd, data)
         if old is not None:
-            _carry_over(directory, tmp, fd, old, who or identity())
+            written = _carry_over(directory, tmp, fd, old, who or identity())
         os.fchmod(fd, mode)  # after chown, which clears set-id bits
         if sync:
             os.fsync(fd)
@@ -193,7 +195,7 @@ def stage(
         os.close(fd)
         discard(directory, tmp)
         raise
-    return tmp, fd
+    return tmp, fd, written
 
 
 #: A replaced file this big is let go of on another thread (see :func:`let_go`).
@@ -253,12 +255,15 @@ def _write_view(fd: int, view: memoryview) -> None:
 
 def _carry_over(
     directory: Directory, tmp: str, fd: int, old: tuple[int, os.stat_result], who: tuple[int, Container[int]]
-) -> None:
+) -> os.stat_result:
+    """``old``'s owner, group and attributes given to the temp file; its ``fstat`` (before them)."""
     old_fd, old_st = old
-    owner = owner_to_keep(old_st, os.fstat(fd), *who)
+    written = os.fstat(fd)
+    owner = owner_to_keep(old_st, written, *who)
     if owner is not None:
         directory.chown(tmp, *owner)
     copy_xattrs(old_fd, fd)
+    return written
 
 
 def discard(directory: Directory, name: str) -> None:

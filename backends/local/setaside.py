@@ -78,18 +78,21 @@ def replace_checked(
     old: tuple[int, os.stat_result],
     same: Check,
     staged: int | None = None,
+    written: os.stat_result | None = None,
 ) -> None:
     """Swap the temp file ``tmp`` in for ``name``; keep it only if what came out is the file
     ``old`` holds open (with its stat when it was checked) and ``same`` accepts it, else swap
     back and raise ``PreconditionFailed``. ``staged``: the only open handle on ``tmp``, which
-    holds a write lease while the new file is visible but not yet checked (see :func:`_blocked`)."""
+    holds a write lease while the new file is visible but not yet checked (see :func:`_blocked`);
+    ``written``: that file's stat once written (device, inode and size: it is looked up at
+    ``tmp`` where not given)."""
     held, checked = old
     if has_writers(held):  # refused before the swap: a refused write is never visible at all
         raise BeingWritten(errno.ESTALE, _WHY[BeingWritten], key)
     leased = staged if staged is not None and _take_write_lease(staged) else None
     try:
         _still_there(directory, name, key, checked)  # the last step before the swap: keep it next to it
-        ours = directory.lstat(tmp)
+        ours = written if written is not None else directory.lstat(tmp)
         try:
             _swap_in_and_check(directory, tmp, name, key, held, same, ours, leased)
         except PreconditionFailed:
