@@ -96,7 +96,9 @@ class PathMapper:
             rel = key
         if not rel:
             return self.mount
-        return posixpath.join(self.mount, rel)
+        if rel.startswith("/"):  # (posixpath.join's rule, without its call: every change is displayed)
+            return rel
+        return self.mount + rel if self.mount.endswith("/") else f"{self.mount}/{rel}"
 
     def is_meta(self, key: str) -> bool:
         return key == self.meta_key or key.startswith(self.meta_key + "/")

@@ -230,7 +230,7 @@ class LocalBackend:
     def _stage_in(self, directory: Directory, item: WriteItem, sync: bool) -> _Staged:
         """The checks, then ``item``'s bytes in a temp file beside its target (flushed when
         ``sync``); the handles stay open for :meth:`_put_in_place`, or are closed on failure."""
-        name = os.path.basename(item.key)
+        name = item.key.rpartition("/")[2]  # (keys are "/"-separated on every platform)
         old = publish.open_existing(directory, name)
         try:
             self._check(item, old, final=item.if_version is None or not self._can_set_aside(directory))
@@ -361,7 +361,7 @@ class LocalBackend:
             directory.close()
 
     def _delete_in(self, directory: Directory, item: DeleteItem) -> None:
-        name = os.path.basename(item.key)
+        name = item.key.rpartition("/")[2]
         if item.if_version is None:  # unconditional (vfs's own records): nothing to hold or check
             directory.unlink(name)  # (a directory: IsADirectoryError, as from open_existing)
             return

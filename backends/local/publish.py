@@ -232,9 +232,12 @@ def write_all(fd: int, data: WriteData) -> None:
     of them) are written a block at a time: runs of small pieces joined into one buffer of about
     ``_BLOCK`` bytes (a syscall per block, not per piece; never a copy of the whole file), and a
     large piece as it is."""
+    if not isinstance(data, list):
+        _write_view(fd, memoryview(data))  # (one piece: a write of it as it is, large or small)
+        return
     run: list[bytes | memoryview] = []
     size = 0
-    for piece in data if isinstance(data, list) else [data]:
+    for piece in data:
         length = piece.nbytes if isinstance(piece, memoryview) else len(piece)
         if length >= _BLOCK or size + length > _BLOCK:
             _write_view(fd, memoryview(b"".join(run)))
