@@ -219,7 +219,7 @@ class LeanPut:
             body = content()
             if asyncio.iscoroutine(body):
                 body = await body
-            raise self._error(status, headers, body)
+            raise await self._error(status, headers, body)
         if not 200 <= status < 300:
             return UNDECIDED
         out: dict[str, Any] = {
@@ -230,15 +230,17 @@ class LeanPut:
             out["VersionId"] = headers["x-amz-version-id"]
         return out
 
-    def _error(self, status: int, headers: dict[str, str], body: bytes) -> Exception:
+    async def _error(self, status: int, headers: dict[str, str], body: bytes) -> Exception:
         """The ``ClientError`` botocore raises for this answer, parsed by botocore's parser."""
         if self._parser is None:
             self._parser = self._client._endpoint._response_parser_factory.create_parser("rest-xml")
         operation = self._client._service_model.operation_model("PutObject")
-        parsed: dict[str, Any] = self._parser.parse(
+        parsed: Any = self._parser.parse(
             {"headers": headers, "status_code": status, "body": body, "context": {"operation_name": "PutObject"}},
             operation.output_shape,
         )
+        if asyncio.iscoroutine(parsed):  # aiobotocore's parsers
+            parsed = await parsed
         parsed.setdefault("ResponseMetadata", {})["RetryAttempts"] = 0
         code = parsed.get("Error", {}).get("Code")
         error: Exception = self._client.exceptions.from_code(code)(parsed, "PutObject")

@@ -42,11 +42,11 @@ def test_a_change_is_checked_again_right_before_it_is_sent(make_backend: Backend
         def pause_past_the_lease(**_: object) -> None:
             lease._deadline_mono = 0.0  # as if the process stopped here for longer than the TTL
 
-        client.meta.events.register_first("before-send.s3.PutObject", pause_past_the_lease, unique_id="test-pause")
+        client.meta.events.register_first("before-send.s3.PutObject", pause_past_the_lease, unique_id="test-pause-2")
         try:
             be.write(WriteItem("after.txt", b"must never be sent"))
         finally:
-            client.meta.events.unregister("before-send.s3.PutObject", unique_id="test-pause")
+            client.meta.events.unregister("before-send.s3.PutObject", unique_id="test-pause-2")
     names = {
         o["Key"] for o in server.client().list_objects_v2(Bucket=be.bucket, Prefix=be._obj("")).get("Contents", [])
     }
