@@ -205,7 +205,7 @@ class LeanPut:
             ) as response:
                 status = response.status
                 answer = {k.lower(): v for k, v in response.headers.items()}
-                content = await response.read() if status >= 300 else b""
+                content = await response.read()  # read to its end: the connection goes back to the pool
         except (TimeoutError, OSError):
             return UNDECIDED  # the request may or may not have landed
         except Exception as exc:
