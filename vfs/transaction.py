@@ -62,6 +62,8 @@ class Transaction:
         self._overlay = Overlay()
         self._seen = self._overlay.seen
         self._staged = self._overlay.staged
+        #: folders looked at by a prefetch, taken as first seen when first touched (see prefetch)
+        self._prefetched_folders: dict[str, Seen] = {}
         self._resolved: dict[tuple[str, bool], str] = {}  # (key as written, follow) -> key, see _key
         self._status: Literal["open", "committed", "aborted"] = "open"
         self.result: CommitResult | None = None
@@ -117,8 +119,7 @@ class Transaction:
     def _see(self, key: str) -> Seen:
         seen = self._seen.get(key)
         if seen is None:
-            info = self._storage.stat(key)
-            seen = Seen.of(info)
+            seen = self._prefetched_folders.pop(key, None) or Seen.of(self._storage.stat(key))
             self._seen[key] = seen
         return seen
 
@@ -140,7 +141,11 @@ class Transaction:
         seen = self._seen.get(key)
         if not self._storage.batches or (seen is not None and seen.state == "file"):
             return  # (a file seen: its ancestors are folders, see _require_dir_parents)
-        keys = [k for k in (*self._parents(key), key) if k not in self._seen and k not in self._staged]
+        keys = [
+            k
+            for k in (*self._parents(key), key)
+            if k not in self._seen and k not in self._staged and k not in self._prefetched_folders
+        ]
         if len(keys) < 2:
             return
         for k, info in zip(keys, self._storage.stat_many(keys), strict=True):
@@ -255,8 +260,20 @@ class Transaction:
                 keys[key] = None
         if len(keys) < 2 or not self._storage.batches:
             return
-        for key, result in zip(keys, self._storage.read_many(list(keys), self._ctx.max_file_bytes), strict=True):
-            if isinstance(result, NotFound):
+        folders: dict[str, None] = {}
+        if not self._ctx.capabilities.real_directories:
+            # The folders a new file's first write stats (``_see_with_parents``) are looked at in
+            # this round too, and taken as seen only if a file below them is touched (``_see``).
+            # Not where a file was found below them: they are implied (``_parents_implied``).
+            folders = {a: None for k in keys for a in self._parents(k) if a not in self._seen and a not in self._staged}
+        asked = [*keys, *(a for a in folders if a not in keys)]
+        results = dict(zip(asked, self._storage.read_many(asked, self._ctx.max_file_bytes), strict=True))
+        implied = {a for k in asked if not isinstance(results[k], VfsError) for a in self._parents(k)}
+        for key, result in results.items():
+            if key not in keys:  # a folder; anything but a plain verdict is left to its stat
+                if key not in implied and isinstance(result, NotFound | IsADirectory):
+                    self._prefetched_folders[key] = Seen("absent" if isinstance(result, NotFound) else "directory")
+            elif isinstance(result, NotFound):
                 self._seen[key] = Seen("absent")
             elif not isinstance(result, VfsError):
                 data, info = result

@@ -59,9 +59,10 @@ Batch extension (optional, see :class:`BatchBackend`)
 Files (one reason to change each)
     ``errors.py`` what a botocore failure means; ``versions.py`` version tokens; ``client.py``
     session, request tuning, HTTP pool and the sync/async bridge (every request goes through
-    ``S3Requests._call``); ``directories.py`` prefix directories and listings; ``multipart.py``
-    conditional multipart uploads; ``backend.py`` the seam put together; the commit lease is
-    :class:`backends.lease.CasLease`.
+    ``S3Requests._call``); ``lean.py`` a small PUT signed and sent without botocore's
+    per-request machinery (botocore still sends what it cannot decide); ``directories.py``
+    prefix directories and listings; ``multipart.py`` conditional multipart uploads;
+    ``backend.py`` the seam put together; the commit lease is :class:`backends.lease.CasLease`.
 
 Options (``vfs_``-prefixed keys in ``storage_options`` are taken out before s3fs sees them)
     ``vfs_lease_ttl`` (s, default 30), ``vfs_clock_skew`` (s, default 5),

@@ -32,6 +32,7 @@ from backends.base import (
     TooBig,
     Vanished,
     WriteItem,
+    iter_parents,
     joined,
     parent_of,
 )
@@ -298,13 +299,38 @@ class S3Backend(PrefixDirectories, MultipartUpload):
         LIST instead of a GET each; a key that appears after the listing reads as missing, as
         it would had the GET come first (the write's ``If-None-Match`` is its check). A miss is
         not explained further (a file where a parent directory should be): vfs checks the
-        ancestors of what it writes itself, and ``read`` explains it fully."""
-        known = await self._listed_misses(keys)
-        fetch = [k for k in keys if k not in known]
+        ancestors of what it writes itself, and ``read`` explains it fully. A key that is a
+        folder of other keys asked (vfs asks for the folders of new files with them) is fetched
+        and listed at once, in the same round: a miss there is told apart from a directory
+        without a round of its own."""
+        asked = set(keys)
+        folders = sorted({a for k in keys for a in iter_parents(k) if a in asked})
+        others = [k for k in keys if k not in folders]
+        known, folder_results = await asyncio.gather(
+            self._listed_misses(others), self._gather([self._read_folder(k, limit) for k in folders])
+        )
+        fetch = [k for k in others if k not in known]
         fetched = await self._gather([self._read(k, limit=limit, explain_misses=False) for k in fetch])
         await self._explain_misses(fetch, fetched)
-        got = dict(zip(fetch, fetched, strict=True))
-        return [got[k] if k not in known else known[k] for k in keys]
+        got: dict[str, tuple[bytes, FileInfo] | BaseException] = dict(zip(fetch, fetched, strict=True))
+        got.update(zip(folders, folder_results, strict=True))
+        got.update(known)
+        return [got[k] for k in keys]
+
+    async def _read_folder(self, key: str, limit: int | None) -> tuple[bytes, FileInfo]:
+        """``_read`` of a key expected to be a folder: its GET and its listing in one round."""
+        read, is_dir = await asyncio.gather(
+            self._read(key, limit=limit, explain_misses=False), self._has_children(key), return_exceptions=True
+        )
+        if not isinstance(read, FileNotFoundError):
+            if isinstance(read, BaseException):
+                raise read
+            return read
+        if isinstance(is_dir, BaseException):
+            raise is_dir
+        if is_dir:
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", key)
+        raise read
 
     async def _listed_misses(self, keys: Sequence[str]) -> dict[str, OSError]:
         """The keys of the well-asked folders (see :meth:`_read_many`) that their listing shows

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from backends.base import FileInfo
 from backends.lease import HeldLocks, LeaseLost
-from backends.s3 import errors, fence, versions
+from backends.s3 import errors, fence, lean, versions
 
 T = TypeVar("T")
 
@@ -202,7 +202,7 @@ class S3Requests:
         token = _SEND_CHECK.set(check if hooked else None)
         fence_token = fence.FENCE.set(self._held.valid_until if fenced else None)
         try:
-            result: dict[str, Any] = await method(**kwargs)
+            result: dict[str, Any] = await self._send(client, op, method, kwargs, hooked=hooked, fenced=fenced)
         except fence.NotSent as stopped:
             raise stopped.lost from None
         except Exception as exc:
@@ -213,6 +213,26 @@ class S3Requests:
         finally:
             _SEND_CHECK.reset(token)
             fence.FENCE.reset(fence_token)
+        return result
+
+    async def _send(
+        self, client: Any, op: str, method: Any, kwargs: dict[str, Any], *, hooked: bool, fenced: bool
+    ) -> dict[str, Any]:
+        """A small PutObject goes the lean path (``backends.s3.lean``) where it can; what it
+        cannot decide, and every other request, goes through botocore."""
+        if op == "put_object" and hooked:
+            put = await lean.lean_put(client, self.bucket, SMALL_BODY)
+            if put is not None and put.takes(kwargs):
+                out = await put.put(kwargs, fenced=fenced)
+                if out is not lean.UNDECIDED:
+                    return out
+                try:
+                    result: dict[str, Any] = await method(**kwargs)
+                except Exception as exc:
+                    lean.count_earlier_attempt(exc)
+                    raise
+                return result
+        result = await method(**kwargs)
         return result
 
     async def _calls(self, op: str, key: str, **kwargs: Any) -> dict[str, Any]:

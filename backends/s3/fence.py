@@ -75,6 +75,19 @@ def expires_in(valid_until: float, signed_at: int) -> int:
     return max(1, math.ceil(valid_until) - signed_at)
 
 
+def expires_for(signed_at: int) -> int:
+    """``X-Amz-Expires`` of the fenced request being signed at ``signed_at`` (whole seconds), by
+    the fence :data:`FENCE` holds; ``NotSent`` when the lease has no validity left."""
+    fence = FENCE.get()
+    if fence is None:  # pragma: no cover - a fenced signature is chosen only while a fence is set
+        raise RuntimeError("a fenced signature without a fence")
+    try:
+        valid_until = fence()
+    except LeaseLost as lost:
+        raise NotSent(lost) from None
+    return expires_in(valid_until, signed_at)
+
+
 def _fenced_auth_class() -> type[Any]:
     from botocore.auth import SIGV4_TIMESTAMP, S3SigV4QueryAuth
 
@@ -82,15 +95,8 @@ def _fenced_auth_class() -> type[Any]:
         """Query-string SigV4 whose expiry is the lease's validity; the body stays the body."""
 
         def _modify_request_before_signing(self, request: Any) -> None:
-            fence = FENCE.get()
-            if fence is None:  # pragma: no cover - chosen only while a fence is set
-                raise RuntimeError("a fenced signature without a fence")
-            try:
-                valid_until = fence()
-            except LeaseLost as lost:
-                raise NotSent(lost) from None
             signed_at = calendar.timegm(time.strptime(request.context["timestamp"], SIGV4_TIMESTAMP))
-            self._expires = expires_in(valid_until, signed_at)
+            self._expires = expires_for(signed_at)
             # the query-string signer moves a request's body into its query (right for the
             # form-encoded APIs, wrong for an object's bytes): keep it where it is
             body, request.data = request.data, b""

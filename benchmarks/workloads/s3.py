@@ -269,22 +269,24 @@ class _Bench:
 
     def bare_puts(self, who: str, n: int) -> Fns:
         """``n`` plain PUTs (no condition, no lease, no journal), as many in flight as the backend
-        sends of a batch (``max_concurrency``), through the workspace's own client (its pool, its
-        hooks; no lease is held, so nothing is fenced) and the proxy: the floor of any commit of
+        sends of a batch (``max_concurrency``), through the workspace's own request path
+        (``S3Backend._call``: its client, pool and hooks, and the lean PUT a commit's small files
+        take; no lease is held, so nothing is fenced) and the proxy: the floor of any commit of
         ``n`` new files made with this client here."""
         from fsspec.asyn import sync
 
-        fs = self.ws.backend.fs
+        backend = self.ws.backend
+        fs = backend.fs
         paths = _paths(who.replace(".", ""), n)
 
         async def put_all(files: dict[str, bytes]) -> None:
             import asyncio
 
-            gate = asyncio.Semaphore(self.ws.backend.max_concurrency)
+            gate = asyncio.Semaphore(backend.max_concurrency)
 
             async def put(path: str, data: bytes) -> None:
                 async with gate:
-                    await fs._call_s3("put_object", Bucket=self.bucket, Key=self.key(path), Body=data)
+                    await backend._call("put_object", path, Key=self.key(path), Body=data)
 
             await asyncio.gather(*(put(path, data) for path, data in files.items()))
 

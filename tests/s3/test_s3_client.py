@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from backends.base import WriteItem
+from backends.s3 import lean
 from tests.s3.conftest import BackendMaker
 
 MARK = b"vfs-integrity-probe:"
@@ -23,13 +24,22 @@ def _corrupt_after_signing(request: Any = None, **_: Any) -> None:
 
 @pytest.mark.parametrize("fenced", [False, True], ids=["plain", "fenced"])
 def test_a_body_damaged_after_signing_is_never_taken_for_the_bytes_written(
-    make_backend: BackendMaker, fenced: bool
+    make_backend: BackendMaker, fenced: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every PUT carries a checksum of its body (botocore's CRC32, kept on: neither moto nor
     SeaweedFS checks the signed payload hash alone, and a fenced request's query signature does
     not cover the body at all). SeaweedFS refuses a damaged body; moto stores it with the
     checksum sent, and the read's validation of that checksum (kept on too) refuses it. Either
-    way, damaged bytes are never returned as the file's."""
+    way, damaged bytes are never returned as the file's. The probe's PUT goes the lean path
+    (backends/s3/lean.py), which emits the same last event with the prepared request."""
+    lean_puts: list[bytes] = []
+    real_put = lean.LeanPut.put
+
+    async def put(self: lean.LeanPut, kwargs: dict[str, Any], *, fenced: bool) -> Any:
+        lean_puts.append(kwargs["Body"])
+        return await real_put(self, kwargs, fenced=fenced)
+
+    monkeypatch.setattr(lean.LeanPut, "put", put)
     backend = make_backend()
     backend.write(WriteItem("warm", b"x"))  # the client exists
     client = backend._run(lambda: backend.fs.get_s3(backend.bucket))
@@ -42,6 +52,7 @@ def test_a_body_damaged_after_signing_is_never_taken_for_the_bytes_written(
             written = _try_write(backend, "f", MARK + b"payload" * 10)
     finally:
         client.meta.events.unregister("before-send.s3.PutObject", unique_id="vfs-test-damage")
+    assert any(body.startswith(MARK) for body in lean_puts)
     if not written:
         assert backend.stat("f") is None
     else:

@@ -162,3 +162,45 @@ def test_a_journal_sent_ahead_of_a_failed_check_is_aborted(make_backend: Backend
     client = make_backend(bucket=backend.bucket, prefix=backend.prefix, storage={"skip_instance_cache": True})
     uploads = client._run(lambda: client._call("list_multipart_uploads", "", Prefix=client._obj(".vfs/")))
     assert not uploads.get("Uploads")
+
+
+def test_a_prefetch_of_new_files_looks_at_their_folders_in_its_own_round(make_backend: BackendMaker) -> None:
+    """The folders a new file's write would stat are fetched and listed with the prefetch, in
+    its one concurrent round: the writes that follow send nothing, and the commit re-checks
+    the folders under the lock as before."""
+    backend = make_backend()
+    ws = _workspace(backend)
+    files = {f"{MOUNT}/src/sub/mod_{i:02d}.py": f"# {i}\n".encode() for i in range(10)}
+    sent = _record(backend)
+    with ws.transaction() as tx:
+        tx.prefetch(list(files))
+        prefetched = list(sent)
+        for path, data in files.items():
+            tx.write(path, data)
+        assert sent == prefetched  # staging sent nothing
+    backend._settle_releases()
+    # the folder of the new files listed once; each folder fetched and listed (one round, concurrent)
+    folders = [
+        ("get_object", "src"),
+        ("list_objects_v2", "src"),
+        ("get_object", "src/sub"),
+        ("list_objects_v2", "src/sub"),
+    ]
+    assert sorted(prefetched) == sorted([("list_objects_v2", "src/sub"), *folders])
+    commit = sent[len(prefetched) :]
+    assert ("head_object", "src") in commit and ("head_object", "src/sub") in commit  # re-checked
+    assert all(ws.read_bytes(path) == data for path, data in files.items())
+
+
+def test_the_folders_of_prefetched_files_not_written_are_not_checked(make_backend: BackendMaker) -> None:
+    backend = make_backend()
+    ws = _workspace(backend)
+    sent = _record(backend)
+    with ws.transaction() as tx:
+        tx.prefetch([f"{MOUNT}/docs/a.md", f"{MOUNT}/docs/b.md"])  # absent, and never written
+        tx.write(f"{MOUNT}/src/app.py", b"print(2)\n")
+        staged = len(sent)
+    backend._settle_releases()
+    assert ("get_object", "docs") in sent[:staged]  # looked at with the prefetch...
+    assert not [key for _, key in sent[staged:] if key == "docs"]  # ...but no part of the commit's check
+    assert ws.read_bytes(f"{MOUNT}/src/app.py") == b"print(2)\n"

@@ -29,7 +29,8 @@ class TestS3Lease(LeaseContract):
 def test_a_change_is_checked_again_right_before_it_is_sent(make_backend: BackendMaker, server: S3Endpoint) -> None:
     """A holder paused after the first check (signing, waiting for a connection, a retry's
     back-off) must not send: botocore's last hook before the request leaves checks the lease
-    again. The pause is simulated by the lease running out inside the signing step."""
+    again (botocore's PUT and the lean one both emit it, after signing). The pause is simulated
+    by the lease running out in a hook that runs before that check."""
     from backends.base import WriteItem
 
     be = make_backend(lease_ttl=30)
@@ -41,11 +42,13 @@ def test_a_change_is_checked_again_right_before_it_is_sent(make_backend: Backend
         def pause_past_the_lease(**_: object) -> None:
             lease._deadline_mono = 0.0  # as if the process stopped here for longer than the TTL
 
-        client.meta.events.register("before-sign.s3.PutObject", pause_past_the_lease, unique_id="test-pause")
+        client.meta.events.register_first("before-send.s3.PutObject", pause_past_the_lease, unique_id="test-pause-2")
         try:
             be.write(WriteItem("after.txt", b"must never be sent"))
         finally:
-            client.meta.events.unregister("before-sign.s3.PutObject", unique_id="test-pause")
-    names = {o["Key"] for o in server.client().list_objects_v2(Bucket=be.bucket, Prefix=be._obj("")).get("Contents", [])}
+            client.meta.events.unregister("before-send.s3.PutObject", unique_id="test-pause-2")
+    names = {
+        o["Key"] for o in server.client().list_objects_v2(Bucket=be.bucket, Prefix=be._obj("")).get("Contents", [])
+    }
     assert be._obj("before.txt") in names
     assert be._obj("after.txt") not in names
