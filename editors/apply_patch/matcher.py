@@ -25,7 +25,6 @@ line (ignored for matching, kept in the output).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from itertools import accumulate
 
 from backends.values import value
 from editors.apply_patch.parser import Chunk, rust_trim, rust_trim_end
@@ -351,7 +350,6 @@ def _line_hunks(replacements: Sequence[Replacement], n_lines: int, unterminated:
 # -- fast path: exact matches in an LF file, on the bytes themselves ---------------------------------
 
 _BOM_BYTES = BOM.encode("utf-8")
-_PLUS_ONE = (1).__add__
 
 
 def _find_lines(data: bytes, body: bytes, cursor: int, base: int) -> int:
@@ -459,9 +457,11 @@ def _chunk_edits(data: bytes, chunk: Chunk, cursor: int, base: int, edits: list[
     at = _find_lines(data, body, cursor, base)
     if at < 0:
         raise _Fallback
-    # Each line's start, then the end: its byte length (its length, if ASCII) and "\n", summed.
-    lengths = map(len, old_lines) if len(body) == len(text) else map(len, map(str.encode, old_lines))
-    offsets = list(accumulate(map(_PLUS_ONE, lengths), initial=at))
+    # (ASCII, the usual case: a line's byte length is its length)
+    lengths = map(len, old_lines) if len(body) == len(text) else (len(line.encode()) for line in old_lines)
+    offsets = [at]  # each line's start, then the end
+    for length in lengths:
+        offsets.append(offsets[-1] + length + 1)
     # As the general path: context lines are left out of the edits (so that edits at the same
     # offset come in the same order), i.e. one edit per run of changed lines.
     old_start = new_start = 0
