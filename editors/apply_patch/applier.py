@@ -16,7 +16,7 @@ model-facing path) and the success summary names the paths as written in the pat
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 from backends.values import field, value
 from editors.apply_patch.errors import (
@@ -123,14 +123,6 @@ def _default_resolve(path: str) -> str:
     return posixpath.normpath(path)
 
 
-def _slashes(key: str) -> Iterator[int]:
-    """The offsets of the ``/`` in ``key``."""
-    at = key.find("/")
-    while at >= 0:
-        yield at
-        at = key.find("/", at + 1)
-
-
 class _Files:
     """The files as the patch has left them so far: an overlay over the reader."""
 
@@ -152,9 +144,12 @@ class _Files:
             self.order.append(key)
 
     def _index(self, key: str, delta: int) -> None:
-        for at in _slashes(key):
+        prefixes = self._dir_prefixes
+        at = key.find("/")
+        while at >= 0:
             prefix = key[: at + 1]
-            self._dir_prefixes[prefix] = self._dir_prefixes.get(prefix, 0) + delta
+            prefixes[prefix] = prefixes.get(prefix, 0) + delta
+            at = key.find("/", at + 1)
         stripped = key.rstrip("/")
         self._file_keys[stripped] = self._file_keys.get(stripped, 0) + delta
 
@@ -163,7 +158,12 @@ class _Files:
         # A file `other` with other.startswith(key.rstrip("/") + "/"): key is its directory.
         directory = self._dir_prefixes.get(key.rstrip("/") + "/", 0) > 0
         # A file `other` with key.startswith(other.rstrip("/") + "/"): key is under a file.
-        blocked = any(self._file_keys.get(key[:at], 0) > 0 for at in _slashes(key))
+        blocked = False
+        file_keys = self._file_keys
+        at = key.find("/")
+        while at >= 0 and not blocked:
+            blocked = file_keys.get(key[:at], 0) > 0
+            at = key.find("/", at + 1)
         if not (directory and blocked):
             return "directory" if directory else "blocked" if blocked else None
         return self._implied_in_order(key)  # both: the file the patch wrote first decides
@@ -262,8 +262,12 @@ class _Planner:
         self.notes: list[str] = []
         self.parts: list[AlreadyPart] = []  # per file: already present or not (a repeat, a retry)
         self.touched: dict[str, int] = {}  # how many hunks name each path (as source or destination)
-        for named in (path for h in patch.hunks for path in (h.path, getattr(h, "move_path", None)) if path):
-            self.touched[resolve(named)] = self.touched.get(resolve(named), 0) + 1
+        touched = self.touched
+        for hunk in patch.hunks:
+            for named in (hunk.path, getattr(hunk, "move_path", None)):
+                if named:
+                    key = resolve(named)
+                    touched[key] = touched.get(key, 0) + 1
 
     def add(self, hunk: AddFile) -> None:
         files, key = self.files, self.resolve(hunk.path)
@@ -306,8 +310,8 @@ class _Planner:
         self.parts.append((hunk.path, [], False))
         dest_key = self.resolve(hunk.move_path) if hunk.move_path is not None else None
         if hunk.move_path is None or dest_key == key:
-            # **Ours**: a move onto the file itself is an in-place update (Codex deletes it).
-            _check_writable(files, key, hunk.path)
+            # **Ours**: a move onto the file itself is an in-place update (Codex deletes it). (No
+            # _check_writable(): _updated() has just read the file at ``key`` through the same overlay.)
             files.set(key, hunk.path, data)
             self.steps.append(Step("update", key, hunk.path, data, where=hunks))
             self.modified.append(hunk.move_path if hunk.move_path is not None else hunk.path)

@@ -357,12 +357,9 @@ def _find_lines(data: bytes, body: bytes, cursor: int, base: int) -> int:
     ``\n``) occurs in ``data``; -1 if none. ``cursor`` is a line start: ``base`` (the first line)
     or just after a ``\n``. UTF-8 is self-synchronising, so this finds what a search of the decoded
     lines would find."""
-    if cursor == base:
-        if data.startswith(body, base):
-            return base
-        found = data.find(b"\n" + body, base)
-    else:
-        found = data.find(b"\n" + body, cursor - 1)
+    if data.startswith(body, cursor):  # (where a chunk usually is: right after its anchor)
+        return cursor
+    found = data.find(b"\n" + body, cursor)  # (a line start after the cursor)
     return found + 1 if found >= 0 else -1
 
 

@@ -423,10 +423,11 @@ def _bodies(lines: list[str], index: int, count: int, chunks: list[Chunk]) -> in
         old_lines, new_lines = chunk.old_lines, chunk.new_lines
         add_old, add_new, add_context = old_lines.append, new_lines.append, chunk.context_line_indices.append
         old_count, new_count = len(old_lines), len(new_lines)
-        while index < count:
-            line = lines[index]
-            first = line[:1]
-            if first == " " or not line:  # a context line (an empty line is an empty context line)
+        stop = count  # the first line that is not a body line
+        for at in range(index, count):
+            line = lines[at]
+            first = line[0] if line else " "  # (an empty line is an empty context line)
+            if first == " ":
                 add_context((old_count, new_count))
                 body = line[1:]
                 add_old(body)
@@ -440,8 +441,9 @@ def _bodies(lines: list[str], index: int, count: int, chunks: list[Chunk]) -> in
                 add_old(line[1:])
                 old_count += 1
             else:
+                stop = at
                 break
-            index += 1
+        index = stop
         if index >= count or not (old_count or new_count) or not lines[index].startswith("@@"):
             return index
         marker = rust_trim_end(lines[index])

@@ -11,6 +11,7 @@ from editors.apply_patch.matcher import (
     LineHunks,
     LineIndex,
     SourceText,
+    _find_lines,
     apply_chunks,
     apply_chunks_bytes,
     compute_replacements,
@@ -267,3 +268,18 @@ def test_fast_path_hunks_are_counted_on_first_use_and_agree_with_the_line_model(
     apply_chunks(text, chunks, "f.txt", hunks=general)
     assert where.get() == tuple(general) == ((4, 1, 4, 2), (31, 2, 32, 0))
     assert where == LineHunks(general) and hash(where) == hash(tuple(general))
+
+
+@pytest.mark.parametrize(
+    ("data", "cursor", "base", "expected"),
+    [
+        (b"a\nb\nx\na\nb\n", 0, 0, 0),  # at the cursor itself, the first line
+        (b"x\na\nb\na\nb\n", 2, 0, 2),  # at the cursor itself, a later line
+        (b"x\na\nb\na\nb\n", 4, 0, 6),  # the next line start after the cursor
+        (b"xa\nb\na\nb\n", 0, 0, 5),  # never in the middle of a line
+        (b"a\nb\nx\n", 2, 0, -1),  # nothing at or after the cursor
+        (b"\xef\xbb\xbfa\nb\n", 3, 3, 3),  # after a BOM
+    ],
+)
+def test_fast_path_finds_whole_lines_from_the_cursor(data: bytes, cursor: int, base: int, expected: int) -> None:
+    assert _find_lines(data, b"a\nb\n", cursor, base) == expected
