@@ -317,11 +317,8 @@ def test_a_blind_write_of_a_racy_file_reads_and_hashes_it_once_before_the_swap(
     assert sizes.count(4321) == 3, sizes
 
 
-def test_a_folder_checked_under_the_lock_is_not_stated_again_to_see_whether_to_create_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "sub").mkdir()
-    ws = vfs.open_workspace(str(tmp_path))
+def _stats_asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The keys LocalBackend.stat is asked for from now on, in order."""
     asked: list[str] = []
     real = LocalBackend.stat
 
@@ -330,6 +327,15 @@ def test_a_folder_checked_under_the_lock_is_not_stated_again_to_see_whether_to_c
         return real(self, key)
 
     monkeypatch.setattr(LocalBackend, "stat", counting)
+    return asked
+
+
+def test_a_folder_checked_under_the_lock_is_not_stated_again_to_see_whether_to_create_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "sub").mkdir()
+    ws = vfs.open_workspace(str(tmp_path))
+    asked = _stats_asked(monkeypatch)
     with ws.transaction() as tx:
         tx.write(str(tmp_path / "sub" / "new.txt"), b"b")
     assert (tmp_path / "sub" / "new.txt").read_bytes() == b"b"
@@ -340,14 +346,7 @@ def test_the_folders_of_an_existing_file_are_not_stated(tmp_path: Path, monkeypa
     (tmp_path / "sub" / "deeper").mkdir(parents=True)
     (tmp_path / "sub" / "deeper" / "a.txt").write_bytes(b"a")
     ws = vfs.open_workspace(str(tmp_path))
-    asked: list[str] = []
-    real = LocalBackend.stat
-
-    def counting(self: LocalBackend, key: str) -> object:
-        asked.append(key)
-        return real(self, key)
-
-    monkeypatch.setattr(LocalBackend, "stat", counting)
+    asked = _stats_asked(monkeypatch)
     with ws.transaction() as tx:
         tx.write(str(tmp_path / "sub" / "deeper" / "a.txt"), b"b")
     assert (tmp_path / "sub" / "deeper" / "a.txt").read_bytes() == b"b"
