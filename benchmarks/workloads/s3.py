@@ -486,7 +486,7 @@ def build(ctx: Context) -> Workload:
 
 
 RATIO_NOTE = (
-    "Missed: 3.07-3.10x on 2026-12-04 (two runs, load average 0.6-1.1; main run between them: 3.67x). The "
+    "Missed: 2.32x (2.14-2.32x) on 2026-12-04 at 52040a1, after a small PUT went a lean path (backends/s3/lean.py: client CPU per PUT ~1.2 -> ~0.35 ms) and a prefetch stats new files' folders in its own round (8 -> 7 round trips); the wave is now bound by SeaweedFS's ~0.9 ms of CPU per PUT, the rest is the journal's 400 KB part and 6 protocol round trips. Earlier: 3.07-3.10x. The "
     "100-file commit went from 520 to 412-439 ms and 10 to 8 round trips: the journal's multipart upload "
     "is created and its part sent while the folders are re-checked under the lock (no one sees a part "
     "before the fenced completion), and a batch's PUTs all leave at once (128 in flight, was 64: two "
@@ -539,7 +539,7 @@ FLOOR_NOTE = (
     "server's, on the same 2 cores), not round trips."
 )
 BARE_NOTE = (
-    "100 requests in flight together cost one round trip of latency but 100 times the CPU of one: ~1.4-1.7 "
-    "ms of client CPU per PUT (aiobotocore: serialising, signing, endpoint rules, hooks, parsing) and "
+    "100 requests in flight together cost one round trip of latency but 100 times the CPU of one: ~0.35-0.45 "
+    "ms of client CPU per PUT on the lean path (backends/s3/lean.py; botocore's own path ~1.2-1.8 ms: serialising, signing, endpoint rules, hooks, parsing) and "
     "~1.0-1.3 ms of SeaweedFS's, on the same 2 cores."
 )
