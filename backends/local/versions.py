@@ -34,10 +34,12 @@ class Versions:
         window = now_ns - RACY_WINDOW_NS
         return st.st_mtime_ns >= window or st.st_ctime_ns >= window
 
-    def of(self, st: os.stat_result, content: Callable[[], bytes], digest: str | None = None) -> str:
+    def of(
+        self, st: os.stat_result, content: Callable[[], bytes], digest: str | None = None, *, part: str | None = None
+    ) -> str:
         """The version of the file ``st`` describes; ``content`` is called only for a racy one
-        whose ``digest`` the caller does not have."""
-        part = self.stat_part(st)
+        whose ``digest`` the caller does not have (``part``: ``stat_part(st)``, if the caller has it)."""
+        part = part if part is not None else self.stat_part(st)
         if not self.is_racy(st, time.time_ns()):
             return part
         return f"{part}#{digest if digest is not None else content_digest(content())}"
