@@ -92,6 +92,7 @@ class _Recent:
 
 
 _recent = _Recent()
+_recent_by_id = _recent.by_id  # (looked up by every hash)
 
 
 def content_digest(data: WriteData) -> str:
@@ -101,12 +102,13 @@ def content_digest(data: WriteData) -> str:
     A caller that already hashed a content passes the result to ``Backend.write(digest=...)``,
     so a backend whose versions include a content hash does not hash the same bytes again.
     """
-    if type(data) is bytes and _Recent.MIN_SIZE <= len(data) < _Recent.MAX_SIZE:
-        known = _recent.by_id.get(id(data))
+    if type(data) is bytes:
+        known = _recent_by_id.get(id(data))
         if known is not None and known[0] is data:
             return known[1]
         digest = _blake2b(data, digest_size=16).hexdigest()
-        _recent.keep(data, digest)
+        if _Recent.MIN_SIZE <= len(data) < _Recent.MAX_SIZE:
+            _recent.keep(data, digest)
         return digest
     if not isinstance(data, list):
         return _blake2b(data, digest_size=16).hexdigest()
