@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import errno
 import os
+from _thread import allocate_lock as _allocate_lock
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 
@@ -61,6 +62,39 @@ else:
 WriteData = bytes | list[bytes] | list[bytes | memoryview]
 
 
+class _Recent:
+    """The digests of the last small ``bytes`` hashed, kept with the objects themselves (a strong
+    reference: the object cannot be freed and its id reused, and bytes cannot change). A local
+    commit of a file first read by the transaction hashes the same bytes three times otherwise:
+    as the read's version (a racy file's), as the history record's pre-image digest, and the
+    file's bytes read back by the swap's check (compared here byte for byte instead)."""
+
+    MIN_SIZE = 1024  # smaller ones (records' headers) hash in less time than keeping them takes
+    MAX_SIZE = 1 << 20  # larger contents are hashed on other threads (vfs.txlog.hash_beside)
+    BUDGET = 4 << 20  # bytes kept alive at most, oldest dropped first
+
+    def __init__(self) -> None:
+        self.by_id: dict[int, tuple[bytes, str]] = {}
+        self.by_digest: dict[str, bytes] = {}
+        self.size = 0
+        self._guard = _allocate_lock()  # for threads sharing a workspace; lookups need none
+
+    def keep(self, data: bytes, digest: str) -> None:
+        with self._guard:
+            self.by_id[id(data)] = (data, digest)  # an entry is one tuple: never half-written
+            self.by_digest[digest] = data
+            self.size += len(data)
+            while self.size > self.BUDGET:
+                old, old_digest = self.by_id.pop(next(iter(self.by_id)))
+                if self.by_digest.get(old_digest) is old:
+                    del self.by_digest[old_digest]
+                self.size -= len(old)
+
+
+_recent = _Recent()
+_recent_by_id = _recent.by_id  # (looked up by every hash)
+
+
 def content_digest(data: WriteData) -> str:
     """The content hash vfs and the backends share (BLAKE2b, 128 bits, hex); of pieces, the hash
     of what they hold back to back (hashed where they are, not joined first).
@@ -68,12 +102,30 @@ def content_digest(data: WriteData) -> str:
     A caller that already hashed a content passes the result to ``Backend.write(digest=...)``,
     so a backend whose versions include a content hash does not hash the same bytes again.
     """
+    if type(data) is bytes:
+        known = _recent_by_id.get(id(data))
+        if known is not None and known[0] is data:
+            return known[1]
+        digest = _blake2b(data, digest_size=16).hexdigest()
+        if _Recent.MIN_SIZE <= len(data) < _Recent.MAX_SIZE:
+            _recent.keep(data, digest)
+        return digest
     if not isinstance(data, list):
         return _blake2b(data, digest_size=16).hexdigest()
     hasher = _blake2b(digest_size=16)
     for piece in data:
         hasher.update(piece)
     return hasher.hexdigest()
+
+
+def has_digest(data: bytes, digest: str) -> bool:
+    """Whether ``content_digest(data) == digest``; where the bytes of that digest were hashed
+    lately, compared with them byte by byte instead (equal bytes: equal digests; unequal, hashed
+    after all, as two contents may share a digest)."""
+    known = _recent.by_digest.get(digest)
+    if known is not None and known == data:
+        return True
+    return content_digest(data) == digest
 
 
 def joined(data: WriteData) -> bytes:

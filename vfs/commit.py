@@ -41,6 +41,8 @@ TYPE_CHECKING = False  # typing's constant, without importing typing at run time
 if TYPE_CHECKING:
     from typing import TypeVar
 
+    from vfs.storage import HeldLock
+
     R = TypeVar("R")
 
 #: Test-only: name of the commit step at which the process kills itself (crash tests).
@@ -73,9 +75,11 @@ class Commit:
         #: folders found in place under the lock (by the preflight): none of them is created
         self._directories: set[str] = set()
         self._journal_item: WriteItem | None = None  # the journal's, once made (sent ahead)
+        self._held: HeldLock | None = None  # the commit lock, while run() holds it
 
     def run(self, targets: list[str], prune: Callable[[], None]) -> CommitResult:
         with self.ctx.commit_lock() as held:
+            self._held = held
             crash_point("locked")
             self._require_resolved(listed=not held.fresh)
             verified = self._read_pre_images(targets)
@@ -228,6 +232,7 @@ class Commit:
         ahead = False
         if not self._single(journal):
             self._journal_item = self.ctx.log.journal_item(self._settle(journal))
+            self._will_journal()
             ahead = self.storage.write_ahead(self._journal_item)
         try:
             self._check_seen(skip=skip)
@@ -243,6 +248,13 @@ class Commit:
         for index, sha in self._post_digests().items():
             journal.targets[index].after_sha = sha
         return journal
+
+    def _will_journal(self) -> None:
+        """A journal is about to be written: the lock says so first, so that a next holder lists
+        the journals if this process is killed from now on (a commit that writes none leaves the
+        lock as it found it: see backends.local.lock.LocalLock)."""
+        assert self._held is not None
+        self._held.mark_busy()
 
     def _single(self, journal: Journal) -> bool:
         if self.kind != "commit" or journal.created_dirs or len(journal.targets) != 1:
@@ -323,6 +335,7 @@ class Commit:
         untouched = {t.key for t in journal.targets}
         try:
             self.ctx.ensure_meta()
+            self._will_journal()
             self.storage.write(self._journal_item or log.journal_item(self._settle(journal)))
             crash_point("journaled")
             for key in journal.created_dirs:
@@ -417,6 +430,7 @@ class Commit:
             items = [log.record_item(journal, done)]
         else:
             items = [log.journal_item(journal, durable=False), log.done_item(done, durable=False)]
+            self._will_journal()  # either may land alone: a journal alone is found by a listing
         try:
             self.ctx.ensure_meta()
             crash_point("before-mark")

@@ -135,8 +135,8 @@ def connect(url: str, storage_options: dict[str, Any]) -> Backend:
 
 class HeldLock:
     """What the holder of the commit lock learns from it and tells it (see
-    ``Capabilities.lock_knows_resolved``): ``fresh`` (no holder left an unresolved journal) and
-    :meth:`mark_dirty` (this holder does)."""
+    ``Capabilities.lock_knows_resolved``): ``fresh`` (no holder left an unresolved journal),
+    :meth:`mark_busy` (this holder is about to write one) and :meth:`mark_dirty` (it leaves one)."""
 
     def __init__(self, manager: Any, knows_resolved: bool) -> None:
         self._manager = manager if knows_resolved else None
@@ -145,6 +145,13 @@ class HeldLock:
     def mark_dirty(self) -> None:
         if self._manager is not None:
             self._manager.mark_dirty()
+
+    def mark_busy(self) -> None:
+        """This holder is about to write a journal: killed from now on, it leaves the lock not
+        ``fresh`` (a lock whose state says so all along needs no call: none but the local one)."""
+        busy = getattr(self._manager, "mark_busy", None)
+        if busy is not None:
+            busy()
 
 
 def check_root(backend: Backend, given: str) -> None:

@@ -182,11 +182,11 @@ class LocalBackend:
             st_after = os.fstat(fd)
         finally:
             os.close(fd)
-        if self.versions.stat_part(st_after) != self.versions.stat_part(st):
+        if self.versions.stat_part(st_after) != (part := self.versions.stat_part(st)):
             # Changed while we read it: the bytes may be a mix. Hash what we got so the version
             # can never vouch for content it did not see.
             return data, self._info(key, st_after, f"{self.versions.stat_part(st_after)}#{content_digest(data)}")
-        return data, self._info(key, st, self.versions.of(st, lambda: data))
+        return data, self._info(key, st, self.versions.of(st, lambda: data, part=part))
 
     def _open_for_read(self, path: str, key: str) -> tuple[int, os.stat_result]:
         """O_NONBLOCK: opening a FIFO must not hang; O_NOFOLLOW: vfs resolved symlinks already."""
@@ -282,13 +282,14 @@ class LocalBackend:
         swap-and-check in ``setaside`` follows, which is the one that holds against concurrent
         writers and hashes a racy file's content: this is then a cheap early refusal by stat
         alone (no read of the file: a same-tick change is refused after the swap instead)."""
-        current = None if old is None else self._info(item.key, old[1], self.versions.stat_part(old[1]))
+        part = None if old is None else self.versions.stat_part(old[1])
+        current = None if old is None else self._info(item.key, old[1], part)
         held = old
 
         def same() -> bool:
             assert held is not None and item.if_version is not None
             if not final:
-                return item.if_version.partition("#")[0] == self.versions.stat_part(held[1])
+                return item.if_version.partition("#")[0] == part
             return self.versions.matches(held[1], item.if_version, lambda: publish.read_fd(held[0]))
 
         check_precondition(item, current, same)

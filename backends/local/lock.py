@@ -58,7 +58,8 @@ def flock_excludes(directory: str) -> bool:
 
 
 #: What the lock file holds between holders: ``CLEAN`` when the last holder left nothing
-#: unfinished, ``BUSY`` from the moment a holder takes it until it lets go cleanly.
+#: unfinished, ``BUSY`` from the moment a holder may leave something (see LocalLock.mark_busy)
+#: until it lets go cleanly.
 CLEAN = b"vfs-lock clean\n"
 BUSY = b"vfs-lock busy \n"
 #: Lock files this process has held: only a later acquisition may be ``fresh`` (see LocalLock).
@@ -69,9 +70,14 @@ class LocalLock:
     """The commit lock as a context manager that also tells whether the holder must look for
     unfinished work (``fresh``) and lets it say it leaves some (``mark_dirty``).
 
-    The lock file says ``BUSY`` while held and ``CLEAN`` once its holder let go without leaving
-    an unresolved journal: a holder killed mid-commit (the kernel drops its ``flock``) leaves
-    ``BUSY``, so the next holder is not ``fresh`` and lists the journals. Not ``fresh`` either:
+    The lock file says ``BUSY`` while a holder may leave an unresolved journal and ``CLEAN`` once
+    it let go without one: a holder killed mid-commit (the kernel drops its ``flock``) leaves
+    ``BUSY``, so the next holder is not ``fresh`` and lists the journals. A ``fresh`` holder writes
+    ``BUSY`` only when it says it is about to write a journal (:meth:`mark_busy`): a commit of one
+    file writes none (its replace is its commit point, its history record says committed), so it
+    leaves the marker as it found it; its two writes of the lock file, each an inode change the
+    next flush journals, are not made. A holder that is not ``fresh`` writes ``BUSY`` at once: it
+    may be about to recover a journal someone left. Not ``fresh`` either:
     the first acquisition in a process (after a power cut the unflushed marker may be older than
     the journals, and every process starts again), a lock file without the marker (made by an
     older vfs or by hand), and where ``flock`` does not exclude.
@@ -87,13 +93,22 @@ class LocalLock:
         self.cross_process = cross_process
         self.fresh = False
         self._dirty = False
+        self._busy = False  # BUSY written by this holder (CLEAN is then owed at a clean exit)
         self._fd: int | None = None
         self._inner: contextlib.ExitStack | None = None  # the portable lock's (no fcntl)
         self._thread_lock: LockType | None = None
 
+    def mark_busy(self) -> None:
+        """This holder is about to write something the next one must look for if it is killed
+        (a journal): the marker says so first."""
+        if not self._busy and self._fd is not None:
+            os.pwrite(self._fd, BUSY, 0)
+            self._busy = True
+
     def mark_dirty(self) -> None:
         """This holder leaves an unresolved journal: the next one must look for it."""
         self._dirty = True
+        self.mark_busy()
 
     def __enter__(self) -> None:
         with _PROCESS_LOCKS_GUARD:
@@ -125,7 +140,9 @@ class LocalLock:
         assert self._fd is not None
         held_before = self.path in _HELD_BEFORE
         self.fresh = os.pread(self._fd, len(CLEAN) + 1, 0) == CLEAN and held_before
-        os.pwrite(self._fd, BUSY, 0)
+        self._busy = False
+        if not self.fresh:
+            self.mark_busy()
         _HELD_BEFORE.add(self.path)
 
     def __exit__(self, *exc: object) -> None:
@@ -133,7 +150,7 @@ class LocalLock:
         self._fd = self._inner = self._thread_lock = None
         try:
             try:
-                if fd is not None and not self._dirty:
+                if fd is not None and self._busy and not self._dirty:
                     os.pwrite(fd, CLEAN, 0)
             finally:
                 if fd is not None:

@@ -13,7 +13,7 @@ import os
 import time
 from collections.abc import Callable
 
-from backends.base import content_digest
+from backends.base import content_digest, has_digest
 from backends.values import value
 
 #: A file modified less than this long before it was read gets its content hashed into its version.
@@ -34,10 +34,12 @@ class Versions:
         window = now_ns - RACY_WINDOW_NS
         return st.st_mtime_ns >= window or st.st_ctime_ns >= window
 
-    def of(self, st: os.stat_result, content: Callable[[], bytes], digest: str | None = None) -> str:
+    def of(
+        self, st: os.stat_result, content: Callable[[], bytes], digest: str | None = None, *, part: str | None = None
+    ) -> str:
         """The version of the file ``st`` describes; ``content`` is called only for a racy one
-        whose ``digest`` the caller does not have."""
-        part = self.stat_part(st)
+        whose ``digest`` the caller does not have (``part``: ``stat_part(st)``, if the caller has it)."""
+        part = part if part is not None else self.stat_part(st)
         if not self.is_racy(st, time.time_ns()):
             return part
         return f"{part}#{digest if digest is not None else content_digest(content())}"
@@ -48,7 +50,7 @@ class Versions:
         stat_part, _, digest = version.partition("#")
         if stat_part != self.stat_part(st):
             return False
-        return not digest or content_digest(content()) == digest
+        return not digest or has_digest(content(), digest)
 
     @staticmethod
     def matches_renamed(st: os.stat_result, version: str, content: Callable[[], bytes]) -> bool:
@@ -63,4 +65,4 @@ class Versions:
         mine = [str(st.st_dev), str(st.st_ino), str(st.st_size), str(st.st_mtime_ns)]
         if fields[:4] != mine:
             return False
-        return not digest or content_digest(content()) == digest
+        return not digest or has_digest(content(), digest)

@@ -163,12 +163,52 @@ def test_a_lock_is_fresh_only_after_this_process_held_it_and_its_holder_left_cle
     assert path.read_bytes() == CLEAN
     lock = local_lock(str(path), 5, cross_process=True)
     with lock:
+        assert lock.fresh and path.read_bytes() == CLEAN  # nothing said yet: nothing to look for
+        lock.mark_busy()  # about to write a journal
         assert path.read_bytes() == BUSY  # a holder killed now leaves it busy
+    assert path.read_bytes() == CLEAN
+    lock = local_lock(str(path), 5, cross_process=True)
+    with lock:
+        assert path.read_bytes() == CLEAN
         lock.mark_dirty()
+        assert path.read_bytes() == BUSY
     assert path.read_bytes() == BUSY
     again = local_lock(str(path), 5, cross_process=True)
     with again:
         assert not again.fresh  # the dirty holder's work must be looked for
+        assert path.read_bytes() == BUSY  # and it may recover it: a holder killed now leaves it busy
+    assert path.read_bytes() == CLEAN
+
+
+def test_a_commit_of_one_file_leaves_the_lock_file_untouched_and_a_journaled_one_marks_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from backends.local.lock import BUSY, CLEAN
+
+    ws = _workspace(tmp_path)
+    with ws.transaction() as tx:  # the first acquisition in this process: never fresh
+        tx.write("a.txt", b"v0\n")
+    lock_file = tmp_path / ".vfs" / "lock"
+    assert lock_file.read_bytes() == CLEAN
+    before = os.stat(lock_file)
+    with ws.transaction() as tx:
+        tx.write("a.txt", b"v1\n")
+    after = os.stat(lock_file)
+    assert (after.st_mtime_ns, after.st_ctime_ns) == (before.st_mtime_ns, before.st_ctime_ns)
+    assert (tmp_path / "a.txt").read_bytes() == b"v1\n"
+    written: list[bytes] = []
+    real_fsync = os.fsync
+
+    def journal_seen(fd: int) -> None:
+        written.append(lock_file.read_bytes())  # the marker when each flush (the journal's first) runs
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", journal_seen)
+    with ws.transaction() as tx:  # two files: journaled
+        tx.write("a.txt", b"v2\n")
+        tx.write("b.txt", b"b\n")
+    assert written and written[0] == BUSY, written  # marked before its journal was flushed
+    assert lock_file.read_bytes() == CLEAN
 
 
 def test_a_holder_killed_mid_commit_leaves_the_lock_not_fresh(tmp_path: Path) -> None:
