@@ -135,12 +135,14 @@ def connect(url: str, storage_options: dict[str, Any]) -> Backend:
 
 class HeldLock:
     """What the holder of the commit lock learns from it and tells it (see
-    ``Capabilities.lock_knows_resolved``): ``fresh`` (no holder left an unresolved journal) and
-    :meth:`mark_dirty` (this holder does)."""
+    ``Capabilities.lock_knows_resolved``): ``fresh`` (no holder left an unresolved journal),
+    ``at_once`` (the lock was free at the first asking: no one committed between the asking and
+    the holding) and :meth:`mark_dirty` (this holder leaves a journal unresolved)."""
 
     def __init__(self, manager: Any, knows_resolved: bool) -> None:
         self._manager = manager if knows_resolved else None
         self.fresh = bool(getattr(self._manager, "fresh", False))
+        self.at_once = bool(getattr(self._manager, "at_once", False))
 
     def mark_dirty(self) -> None:
         if self._manager is not None:
