@@ -339,6 +339,9 @@ class CasLease(_Renewed):
         #: *dirty*, see :meth:`mark_dirty`); a crashed or paused holder's lease stays until taken
         #: over. So a fresh lease says: no holder left an unresolved journal behind.
         self.fresh = False
+        #: Taken by the first request of :meth:`acquire`: the lease was free when asked, so no
+        #: other holder committed between the asking and the holding (see ``HeldLock.at_once``).
+        self.at_once = False
         self._dirty = False
         self._guard = threading.Lock()
         self._deadline_mono = 0.0  # our own view of when the lease we hold expires
@@ -347,10 +350,13 @@ class CasLease(_Renewed):
         deadline = time.monotonic() + self.timeout
         staleness = _Staleness()
         backoff = Backoff(min(0.05, self.ttl / 10), min(1.0, max(self.ttl / 4, 0.05)))
+        first = True
         while True:
             started = time.monotonic()
             if self._try_create():
+                self.at_once = first
                 break
+            first = False
             current = self.store.lease_get(self.key)
             if current is None:
                 if time.monotonic() < deadline:

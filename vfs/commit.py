@@ -78,23 +78,38 @@ class Commit:
         self._held: HeldLock | None = None  # the commit lock, while run() holds it
 
     def run(self, targets: list[str], prune: Callable[[], None]) -> CommitResult:
-        with self.ctx.commit_lock() as held:
-            self._held = held
-            crash_point("locked")
-            self._require_resolved(listed=not held.fresh)
-            verified = self._read_pre_images(targets)
-            skip = self._checked_by_the_write(targets) | verified
-            if self.storage.sends_ahead:
-                journal = self._journal_sent_ahead(targets, skip)
-            else:
-                self._check_seen(skip=skip)
-                journal = self._prepare_journal(targets)  # after the check: it knows the folders
-            result = (self._commit_single if self._single(journal) else self._commit_journaled)(journal)
-            prune()
-            crash_point("pruned")
+        early = self._journal_before_lock(targets)
+        try:
+            with self.ctx.commit_lock() as held:
+                self._held = held
+                crash_point("locked")
+                if early is not None and not held.at_once:  # its txid may predate a commit made meanwhile
+                    self._drop_early(early)
+                    early = None
+                self._require_resolved(listed=not held.fresh)
+                journal = self._preflight(targets, early)
+                result = (self._commit_single if self._single(journal) else self._commit_journaled)(journal)
+                prune()
+                crash_point("pruned")
+        except BaseException:
+            if early is not None:
+                self._drop_early(early)  # (nothing left to drop once its write took the parts)
+            raise
         return result
 
     # -- preflight ----------------------------------------------------------------------------
+
+    def _preflight(self, targets: list[str], early: Journal | None) -> Journal:
+        """The checks under the lock, and the journal they allow (``early`` if one was sent)."""
+        verified = self._read_pre_images(targets)
+        skip = self._checked_by_the_write(targets) | verified
+        if early is not None:
+            self._check_seen(skip=skip)
+            return early
+        if self.storage.sends_ahead:
+            return self._journal_sent_ahead(targets, skip)
+        self._check_seen(skip=skip)
+        return self._prepare_journal(targets)  # after the check: it knows the folders
 
     def _require_resolved(self, *, listed: bool = True) -> None:
         """Anyone's interrupted commit is finished first (we hold the lock); one that cannot be
@@ -241,6 +256,34 @@ class Commit:
                 self.storage.drop_ahead(self.ctx.log.journal_key(journal.txid))
             raise
         return journal
+
+    def _journal_before_lock(self, targets: list[str]) -> Journal | None:
+        """Where a journal's bytes can be sent ahead (S3), the journal is made and sent while
+        the lock is asked for: a round trip less than sending it under the lock. Only where
+        nothing of it needs the lock: every pre-image already read (each write's condition
+        checks it), no directory among the targets (their ancestors are stat'ed). Its txid,
+        drawn before the lock, orders history as one drawn under it would only if the lock
+        was free at the first asking; ``run`` drops it otherwise."""
+        if not self.storage.sends_ahead or (self.kind == "commit" and len(targets) == 1):
+            return None
+        seen, staged = self.overlay.seen, self.overlay.staged
+        for key in targets:
+            if seen[key].state == "file" and seen[key].data is None:
+                return None
+            if "directory" in (seen[key].state, staged[key].state):
+                return None
+        journal = self._prepare_journal(targets)
+        if self._single(journal):
+            return None
+        self._journal_item = self.ctx.log.journal_item(self._settle(journal))
+        if not self.storage.write_ahead(self._journal_item):
+            self._journal_item = None
+            return None
+        return journal
+
+    def _drop_early(self, journal: Journal) -> None:
+        self.storage.drop_ahead(self.ctx.log.journal_key(journal.txid))
+        self._journal_item = None
 
     def _settle(self, journal: Journal) -> Journal:
         """The journal with every digest filled in (waited for), as it must be to be written."""

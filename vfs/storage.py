@@ -136,11 +136,14 @@ def connect(url: str, storage_options: dict[str, Any]) -> Backend:
 class HeldLock:
     """What the holder of the commit lock learns from it and tells it (see
     ``Capabilities.lock_knows_resolved``): ``fresh`` (no holder left an unresolved journal),
-    :meth:`mark_busy` (this holder is about to write one) and :meth:`mark_dirty` (it leaves one)."""
+    ``at_once`` (the lock was free at the first asking: no one committed between the asking and
+    the holding), :meth:`mark_busy` (this holder is about to write a journal) and
+    :meth:`mark_dirty` (it leaves one unresolved)."""
 
     def __init__(self, manager: Any, knows_resolved: bool) -> None:
         self._manager = manager if knows_resolved else None
         self.fresh = bool(getattr(self._manager, "fresh", False))
+        self.at_once = bool(getattr(self._manager, "at_once", False))
 
     def mark_dirty(self) -> None:
         if self._manager is not None:

@@ -398,14 +398,16 @@ class S3Backend(PrefixDirectories, MultipartUpload):
         )
 
     def write_ahead(self, item: WriteItem) -> bool:
-        """Start sending the bytes of ``item``, which this backend is about to :meth:`write` (under
-        the lease it holds), without waiting: where they go up in parts, the upload is created and
-        the parts sent now, while the caller does other work (neither needs the lease: no one
-        sees a part before the completion), and the write itself then sends only the small
-        fenced completion with its condition. False where there is nothing to send ahead (a body
-        that goes up in one request). :meth:`drop_ahead` discards what was not written."""
+        """Start sending the bytes of ``item``, which this backend is about to :meth:`write` under
+        a lease (held now, or being taken), without waiting: where they go up in parts, the
+        upload is created and the parts sent now, while the caller does other work (neither
+        needs the lease: no one sees a part before the completion), and the write itself then
+        sends only the small fenced completion with its condition. False where there is nothing
+        to send ahead (a body that goes up in one request). :meth:`drop_ahead` discards what was
+        not written."""
         data = bytes(joined(item.data))
-        if item.key == "" or not self._in_parts(item.key, len(data)):
+        leased = len(data) > fence.INLINE_BODY and item.key not in self._held.lease_keys()
+        if item.key == "" or not (leased or len(data) >= self.multipart_threshold):
             return False
         future = asyncio.run_coroutine_threadsafe(self._upload_parts(item.key, data), self.fs.loop)
         with self._releases_guard:

@@ -43,8 +43,9 @@ def _shared_session() -> Any:
 
 
 def _drop_expect_for_small_bodies(request: Any = None, **_: Any) -> None:
-    """botocore asks every PUT body for ``Expect: 100-continue``; for a small body that only
-    costs a round trip (the client waits for the interim 100 before sending it)."""
+    """botocore asks every PUT body (PutObject's, UploadPart's) for ``Expect: 100-continue``; for
+    a small body that only costs a round trip (the client waits for the interim 100 before
+    sending it): a journal's part of a few hundred KB took two round trips instead of one."""
     if request is None or "Expect" not in request.headers:
         return
     from botocore.utils import determine_content_length
@@ -105,7 +106,8 @@ def _tune_client(client: Any) -> bool:
     if events is None:
         return False
     if not getattr(client, "_vfs_tuned", False):
-        events.register_last("before-sign.s3.PutObject", _drop_expect_for_small_bodies, unique_id="vfs-no-expect")
+        for op in ("PutObject", "UploadPart"):
+            events.register_last(f"before-sign.s3.{op}", _drop_expect_for_small_bodies, unique_id=f"vfs-no-expect-{op}")
         events.register_last("before-send.s3", _check_before_send, unique_id="vfs-lease-check")
         fence.install()
         events.register_first("choose-signer.s3", fence.choose_signer, unique_id="vfs-fence")

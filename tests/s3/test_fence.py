@@ -139,3 +139,26 @@ def test_a_big_fenced_change_keeps_its_condition(make_backend: BackendMaker) -> 
     with be.lock(".vfs/lock", timeout=5), pytest.raises(PreconditionFailed):
         be.write(WriteItem("f.txt", b"x" * 100_000, if_version=stale))
     assert be.read("f.txt")[0] == b"two\n"
+
+
+def test_a_parts_body_is_sent_without_waiting_for_100_continue(make_backend: BackendMaker) -> None:
+    """botocore asks UploadPart (as PutObject) for ``Expect: 100-continue``: the body then waits a
+    round trip for the store's interim answer. A part of a commit's journal is small; it goes at
+    once, as a small PutObject's body does."""
+    be = make_backend(lease_ttl=3, clock_skew=0)
+    be.write(WriteItem("g.txt", b"connected\n"))
+    expects: list[tuple[str, bool]] = []  # (request kind, asked for 100-continue) per body sent
+    _client(be).meta.events.register(
+        "before-send.s3",
+        lambda request, **_: (
+            expects.append(("part" if "partNumber=" in request.url else "put", "Expect" in request.headers))
+            if request.method == "PUT" and "f.txt" in request.url
+            else None
+        ),
+    )
+    be.write(WriteItem("f.txt", b"x" * 100_000))  # no lease: one PutObject
+    with be.lock(".vfs/lock", timeout=5):
+        be.write(WriteItem("f.txt", b"y" * 100_000))  # under a lease: in a part
+    assert be.read("f.txt")[0] == b"y" * 100_000
+    assert sorted(kind for kind, _ in expects) == ["part", "put"]
+    assert not any(asked for _, asked in expects)

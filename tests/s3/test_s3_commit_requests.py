@@ -5,6 +5,7 @@ journal unresolved marks the lock instead of deleting it. Counts, never times.""
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -111,11 +112,12 @@ def _folder_files(n: int, size: int = 4096) -> dict[str, bytes]:
     return {f"{MOUNT}/src/mod_{i:02d}.py": f"# {i}\n".encode() + b"x" * size for i in range(n)}
 
 
-def test_a_large_journal_goes_up_while_the_preflight_checks(make_backend: BackendMaker) -> None:
-    """A journal too large for one fenced request goes up in parts (issue 12); the upload is
-    created and its part sent right after the journal is made, before the preflight's checks
-    are sent (no one sees a part before the completion), so only the small fenced completion
-    follows them: one round trip less for a many-file commit."""
+def test_a_large_journal_goes_up_while_the_lock_is_taken(make_backend: BackendMaker) -> None:
+    """A journal too large for one fenced request goes up in parts (issue 12); where nothing of
+    it needs the lock (every pre-image read, no directory), the upload is created and its part
+    sent while the lease is asked for (no one sees a part before the completion), so only the
+    small fenced completion follows the preflight's checks: two round trips less for a
+    many-file commit than a journal made and sent after them."""
     backend = make_backend()
     ws = _workspace(backend)
     # in a new folder, which the commit stats at staging and checks again under the lock
@@ -130,11 +132,40 @@ def test_a_large_journal_goes_up_while_the_preflight_checks(make_backend: Backen
     commit = [op for op, _ in sent[staged:]]
     assert commit.count("create_multipart_upload") == 1 and commit.count("complete_multipart_upload") == 1
     lock = commit.index("put_object")  # the lease
-    assert commit[lock + 1] == "create_multipart_upload"  # before the folder's re-check is sent
-    assert "head_object" in commit[lock + 1 : commit.index("complete_multipart_upload")]
+    assert commit.index("create_multipart_upload") < lock  # sent before the lease is asked for
+    assert "head_object" in commit[lock + 1 : commit.index("complete_multipart_upload")]  # the re-check
     assert all(ws.read_bytes(path) == data for path, data in files.items())
     uploads = backend._run(lambda: backend._call("list_multipart_uploads", "", Prefix=backend._obj(".vfs/")))
     assert not uploads.get("Uploads")  # completed, none left open
+
+
+def test_a_journal_made_before_a_busy_lock_is_made_again_under_it(make_backend: BackendMaker) -> None:
+    """A journal made before the lock has its txid drawn then; had the lock to be waited for,
+    another commit may have drawn a later one and landed first, and history would list the two
+    out of order. So that journal is dropped (its upload aborted) and made again under the lock."""
+    backend = make_backend()
+    ws = _workspace(backend)
+    other = make_backend(bucket=backend.bucket, prefix=backend.prefix, storage={"skip_instance_cache": True})
+    files = _folder_files(10)
+    sent = _record(backend)
+    holder = other.lock(".vfs/lock", timeout=5)  # the commit lock
+    holder.__enter__()
+    threading.Timer(0.5, holder.__exit__, (None, None, None)).start()
+    with ws.transaction() as tx:
+        for path, data in files.items():
+            tx.write(path, data)
+    backend._settle_releases()
+    backend.close()  # lets the abort, not waited for, land
+    made = [key for op, key in sent if op == "create_multipart_upload"]
+    completed = [key for op, key in sent if op == "complete_multipart_upload"]
+    assert len(made) == 2 and made[0] != made[1] and completed == [made[1]]
+    assert [key for op, key in sent if op == "abort_multipart_upload"] == [made[0]]
+    client = make_backend(bucket=backend.bucket, prefix=backend.prefix, storage={"skip_instance_cache": True})
+    reader = vfs.Workspace(client, mount=MOUNT)
+    assert all(reader.read_bytes(path) == data for path, data in files.items())
+    assert reader.log()[0].txid in made[1]
+    uploads = client._run(lambda: client._call("list_multipart_uploads", "", Prefix=client._obj(".vfs/")))
+    assert not uploads.get("Uploads")
 
 
 def test_a_journal_sent_ahead_of_a_failed_check_is_aborted(make_backend: BackendMaker) -> None:
