@@ -156,16 +156,23 @@ def _check_boundaries(lines: list[str]) -> None:
 
 def patch_lines(text: str) -> list[str]:
     """The normalised lines of a patch (trimmed, split, heredoc wrapper removed), boundaries checked."""
-    lines = rust_lines(rust_trim(text))
+    return _normalised(text)[0]
+
+
+def _normalised(text: str) -> tuple[list[str], str]:
+    """:func:`patch_lines`, and the lines joined with ``\n`` (:attr:`Patch.text`)."""
+    trimmed = rust_trim(text)
+    lines = rust_lines(trimmed)
     try:
         _check_boundaries(lines)
     except PatchParseError:
         if len(lines) >= 4 and lines[0] in HEREDOC_OPENERS and lines[-1].endswith("EOF"):
             inner = lines[1:-1]
             _check_boundaries(inner)
-            return inner
+            return inner, "\n".join(inner)
         raise
-    return lines
+    # Without CR, the trimmed text is its lines joined already (it ends with no line break).
+    return lines, trimmed if "\r" not in trimmed else "\n".join(lines)
 
 
 _NOT_STARTED, _STARTED, _ADD, _DELETE, _UPDATE, _ENDED = range(6)
@@ -449,7 +456,7 @@ def _bodies(lines: list[str], index: int, count: int, chunks: list[Chunk]) -> in
         index = stop
         if index >= count or not (old_count or new_count) or not lines[index].startswith("@@"):
             return index
-        marker = rust_trim_end(lines[index])
+        marker = lines[index].rstrip(RUST_WHITESPACE)  # (rust_trim_end)
         if marker == EMPTY_CHANGE_CONTEXT_MARKER:
             chunk = Chunk(None)
         elif marker.startswith(CHANGE_CONTEXT_MARKER):
@@ -468,14 +475,14 @@ def parse_patch(text: str, *, context_without_space: bool = False) -> Patch:
     with Codex's error, instead of failing here.
     """
     try:
-        lines = patch_lines(text)
+        lines, normalised = _normalised(text)
     except PatchParseError as exc:
         if exc.reason != LAST_LINE_ERROR:
             raise
         return _without_end_marker(text, exc, context_without_space)
     parser = _Parser(context_without_space)
     parser.feed(lines, has_cr="\r" in text)
-    return Patch(hunks=parser.hunks, environment_id=parser.environment_id, text="\n".join(lines))
+    return Patch(hunks=parser.hunks, environment_id=parser.environment_id, text=normalised)
 
 
 def _without_end_marker(text: str, error: PatchParseError, context_without_space: bool) -> Patch:
