@@ -440,11 +440,16 @@ def _exact_edits(data: bytes, chunks: Sequence[Chunk], base: int) -> tuple[list[
     placed: list[Placed] = []
     edits: list[ByteEdit] = []
     cursor = base  # offset of the line where the search resumes (Codex's line_index)
+    appended = False  # whether lines were added at the end of the file
     for chunk in chunks:
         cursor = _after_anchors(data, chunk, cursor, base)
+        new = _joined(chunk.new_lines)
         if not chunk.old_lines:  # (Ours: with an anchor, right after it; Codex: at the end)
             at = cursor if _anchored(chunk) and not chunk.is_end_of_file else len(data)
-            edits.append((at, at, _joined(chunk.new_lines)))
+            if new and (data.startswith(new, at) if at < len(data) else data.endswith(new)):
+                raise _Fallback  # its lines are there already: maybe a repeat (the general path decides)
+            appended = appended or at == len(data)
+            edits.append((at, at, new))
             placed.append((at, chunk))
             continue
         if chunk.is_end_of_file:
@@ -453,11 +458,30 @@ def _exact_edits(data: bytes, chunks: Sequence[Chunk], base: int) -> tuple[list[
         at = _find_lines(data, body, cursor, base)
         if at < 0:
             raise _Fallback
+        if len(chunk.context_line_indices) == len(chunk.old_lines) and _inserted_there(data, at, chunk, new, base):
+            raise _Fallback  # an insertion whose lines are there already: maybe a repeat (general path)
         cursor = at + len(body)
-        edits.append((at, cursor, ("\n".join(chunk.new_lines) + "\n").encode("utf-8") if chunk.new_lines else b""))
+        if appended and cursor == len(data):
+            # The general path's edit for `+` lines after this chunk's last context line would
+            # come after the lines added at the end before it; this edit's (the whole chunk) before.
+            raise _Fallback
+        edits.append((at, cursor, new))
         placed.append((at, chunk))
     edits.sort(key=_start)
     return placed, edits
+
+
+def _inserted_there(data: bytes, at: int, chunk: Chunk, new: bytes, base: int) -> bool:
+    """Whether a chunk that only inserts, found at ``at``, has its new lines in the file where they
+    would go (the general path's test for a repeat, Placer._insertion_present; this is looser: no
+    check for a non-blank line): its ``+`` lines before its first context line go before ``at``."""
+    start = at
+    for _ in range(chunk.context_line_indices[0][1]):  # (a line back per `+` line before the context)
+        if start <= base:
+            return True  # (the general path says no, and decides)
+        newline = data.rfind(b"\n", base, start - 1)
+        start = newline + 1 if newline >= 0 else base
+    return data.startswith(new, start)
 
 
 def _start(edit: ByteEdit) -> int:
@@ -480,8 +504,6 @@ def _after_anchors(data: bytes, chunk: Chunk, cursor: int, base: int) -> int:
             cursor = at + len(body)
     if chunk.unprefixed:
         raise _Fallback  # a line read as context only if the chunk matches once: the general path checks
-    if len(chunk.context_line_indices) == len(chunk.old_lines) and _joined(chunk.new_lines) in data:
-        raise _Fallback  # an insertion whose lines are there already: maybe a repeat (general path)
     return cursor
 
 

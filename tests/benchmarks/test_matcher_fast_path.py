@@ -83,3 +83,31 @@ def test_fast_path_declines_what_it_cannot_do_exactly() -> None:
     assert apply_exact("a", chunks) is None  # no final line break
     assert apply_exact("a \n", chunks) is None  # only a lenient pass would match
     assert apply_exact("", chunks) is None
+
+
+def _chunks(body: str) -> list:
+    return parse_patch(f"*** Begin Patch\n*** Update File: f\n{body}\n*** End Patch").hunks[0].chunks  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("text", "body"),
+    [
+        # lines added at the end, then a chunk ending at the end whose `+` line follows its context
+        ("\ufeff\n", "@@\n+a\n*** End of File\n@@\n+a\n*** End of File\n@@\n \n+"),
+        ("x\ny\n", "@@\n+a\n@@\n y\n+b"),
+        # an insertion whose lines are already where it would put them (a repeat)
+        ("x\nnew\ny\n", "@@\n x\n+new\n y"),
+        ("x\nnew\ny\n", "@@\n+new\n y"),
+        ("x\ny\nnew\n", "@@ y\n+new"),
+    ],
+)
+def test_fast_path_leaves_to_the_line_model_what_it_would_order_or_read_otherwise(text: str, body: str) -> None:
+    assert apply_exact(text, _chunks(body)) is None
+
+
+def test_fast_path_takes_an_insertion_whose_lines_are_elsewhere_in_the_file() -> None:
+    """Only the place where the lines would go is looked at, not the whole file."""
+    text = "new\nx\ny\nnew\n"
+    for body in ["@@\n x\n+new\n y", "@@ x\n+new", "@@\n+new\n y"]:
+        fast = apply_exact(text, _chunks(body))
+        assert fast is not None and fast == general(text, _chunks(body))
