@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from editors.apply_patch.errors import ApplyPatchError
-from editors.apply_patch.matcher import SourceText, apply_exact, compute_replacements
+from editors.apply_patch.matcher import SourceText, apply_chunks, apply_exact, apply_exact_bytes, compute_replacements
 from editors.apply_patch.parser import parse_patch
 
 VOCAB = ["", "a", "b", "  a", "a  ", "x = 1", "\tb", "def f():", "return x", "}", "\u2014q", "'q'"]
@@ -72,6 +72,25 @@ def test_fast_path_agrees_with_the_line_model(case: tuple[str, str]) -> None:
     fast = apply_exact(text, chunks)
     if fast is not None:
         assert fast == general(text, chunks)
+
+
+@pytest.mark.slow  # 800 generated cases
+@settings(max_examples=800, deadline=None)
+@given(cases())
+def test_fast_path_edits_land_where_the_line_models_do(case: tuple[str, str]) -> None:
+    """The diff card's line numbers: the fast path edits whole chunks and counts the runs of
+    changed lines only when asked; they must be the line model's replacements."""
+    text, patch_text = case
+    try:
+        chunks = parse_patch(patch_text).hunks[0].chunks  # type: ignore[union-attr]
+        data = text.encode("utf-8")
+    except (ApplyPatchError, UnicodeEncodeError):
+        return
+    fast: list[tuple[int, int, int, int]] = []
+    if apply_exact_bytes(data, chunks, hunks=fast) is not None:
+        expected: list[tuple[int, int, int, int]] = []
+        apply_chunks(text, chunks, "f", hunks=expected)
+        assert fast == expected
 
 
 def test_fast_path_declines_what_it_cannot_do_exactly() -> None:
