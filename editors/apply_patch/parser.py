@@ -160,7 +160,7 @@ def patch_lines(text: str) -> list[str]:
 
 
 def _normalised(text: str) -> tuple[list[str], str]:
-    """:func:`patch_lines`, and the lines joined with ``\n`` (:attr:`Patch.text`)."""
+    """:func:`patch_lines`, and the lines joined with ``\\n`` (:attr:`Patch.text`)."""
     trimmed = rust_trim(text)
     lines = rust_lines(trimmed)
     try:
