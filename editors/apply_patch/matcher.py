@@ -359,8 +359,22 @@ def _find_lines(data: bytes, body: bytes, cursor: int, base: int) -> int:
     lines would find."""
     if data.startswith(body, cursor):  # (where a chunk usually is: right after its anchor)
         return cursor
-    found = data.find(b"\n" + body, cursor)  # (a line start after the cursor)
+    needle = b"\n" + body  # (a line start after the cursor)
+    # bytes.find of a needle of 6 bytes or more in a large file takes the two-way search, whose
+    # set-up costs ~10 instructions per needle byte (~3,000 for a chunk's lines) and its scan ~1
+    # per file byte: the search is for the needle's first bytes, each hit checked in full; after
+    # a few hits that are not the needle (a file of repeated lines), for the whole needle.
+    key = needle[:_KEY]
+    hit = data.find(key, cursor)
+    for _ in range(_TRIES):
+        if hit < 0 or data.startswith(needle, hit):
+            return hit + 1 if hit >= 0 else -1
+        hit = data.find(key, hit + 1)
+    found = data.find(needle, hit) if hit >= 0 else -1
     return found + 1 if found >= 0 else -1
+
+
+_KEY, _TRIES = 24, 8
 
 
 def _joined(lines: Sequence[str]) -> bytes:
@@ -372,6 +386,8 @@ ByteEdit = tuple[int, int, bytes]
 #: A file's new bytes as pieces written back to back: views of the spans of the old bytes that
 #: stay, and the new bytes between them (see :func:`apply_exact_pieces`).
 Pieces = list[bytes | memoryview]
+#: Where a chunk's old lines were found (a byte offset), and the chunk.
+Placed = tuple[int, Chunk]
 
 
 class _Fallback(Exception):
@@ -410,68 +426,108 @@ def _exact(data: bytes, chunks: Sequence[Chunk]) -> tuple[Pieces, LineHunks] | N
     if len(data) == base or b"\r" in data or not data.endswith(b"\n"):
         return None
     try:
-        edits = _exact_edits(data, chunks, base)
+        placed, edits = _exact_edits(data, chunks, base)
         pieces = _assembled(data, edits)
     except (_Fallback, UnicodeEncodeError):  # (a patch line with a lone surrogate: the general path decides)
         return None
-    return pieces, LineHunks(make=lambda: _byte_hunks(data, edits, base))
+    return pieces, LineHunks(make=lambda: _byte_hunks(data, _line_edits(placed), base))
 
 
-def _exact_edits(data: bytes, chunks: Sequence[Chunk], base: int) -> list[ByteEdit]:
-    """Every chunk's edits, in file order; ``_Fallback`` where an exact reading is not certain."""
+def _exact_edits(data: bytes, chunks: Sequence[Chunk], base: int) -> tuple[list[Placed], list[ByteEdit]]:
+    """Where each chunk was found, and its edit: its old lines' bytes become its new lines' (the
+    context lines inside are the same bytes either way: the file's lines equal the chunk's), in
+    file order; ``_Fallback`` where an exact reading is not certain."""
+    placed: list[Placed] = []
     edits: list[ByteEdit] = []
     cursor = base  # offset of the line where the search resumes (Codex's line_index)
+    appended = False  # whether lines were added at the end of the file
     for chunk in chunks:
         cursor = _after_anchors(data, chunk, cursor, base)
-        cursor = _chunk_edits(data, chunk, cursor, base, edits)
-    edits.sort(key=lambda edit: edit[0])
-    return edits
+        new = _joined(chunk.new_lines)
+        if not chunk.old_lines:  # (Ours: with an anchor, right after it; Codex: at the end)
+            at = cursor if _anchored(chunk) and not chunk.is_end_of_file else len(data)
+            if new and (data.startswith(new, at) if at < len(data) else data.endswith(new)):
+                raise _Fallback  # its lines are there already: maybe a repeat (the general path decides)
+            appended = appended or at == len(data)
+            edits.append((at, at, new))
+            placed.append((at, chunk))
+            continue
+        if chunk.is_end_of_file:
+            raise _Fallback
+        body = ("\n".join(chunk.old_lines) + "\n").encode("utf-8")
+        at = _find_lines(data, body, cursor, base)
+        if at < 0:
+            raise _Fallback
+        if len(chunk.context_line_indices) == len(chunk.old_lines) and _inserted_there(data, at, chunk, new, base):
+            raise _Fallback  # an insertion whose lines are there already: maybe a repeat (general path)
+        cursor = at + len(body)
+        if appended and cursor == len(data):
+            # The general path's edit for `+` lines after this chunk's last context line would
+            # come after the lines added at the end before it; this edit's (the whole chunk) before.
+            raise _Fallback
+        edits.append((at, cursor, new))
+        placed.append((at, chunk))
+    edits.sort(key=_start)
+    return placed, edits
+
+
+def _inserted_there(data: bytes, at: int, chunk: Chunk, new: bytes, base: int) -> bool:
+    """Whether a chunk that only inserts, found at ``at``, has its new lines in the file where they
+    would go (the general path's test for a repeat, Placer._insertion_present; this is looser: no
+    check for a non-blank line): its ``+`` lines before its first context line go before ``at``."""
+    start = at
+    for _ in range(chunk.context_line_indices[0][1]):  # (a line back per `+` line before the context)
+        if start <= base:
+            return True  # (the general path says no, and decides)
+        newline = data.rfind(b"\n", base, start - 1)
+        start = newline + 1 if newline >= 0 else base
+    return data.startswith(new, start)
+
+
+def _start(edit: ByteEdit) -> int:
+    return edit[0]
+
+
+def _anchored(chunk: Chunk) -> bool:
+    """Whether the chunk has an ``@@`` anchor (without building :attr:`Chunk.contexts`)."""
+    return chunk.change_context is not None or bool(chunk.extra_contexts)
 
 
 def _after_anchors(data: bytes, chunk: Chunk, cursor: int, base: int) -> int:
     """Where the chunk's lines are searched from: after its ``@@`` anchors, each found in turn."""
-    for context in chunk.contexts:
-        body = (context + "\n").encode("utf-8")
-        at = _find_lines(data, body, cursor, base)
-        if at < 0:
-            raise _Fallback
-        cursor = at + len(body)
+    if _anchored(chunk):
+        for context in chunk.contexts:
+            body = (context + "\n").encode("utf-8")
+            at = _find_lines(data, body, cursor, base)
+            if at < 0:
+                raise _Fallback
+            cursor = at + len(body)
     if chunk.unprefixed:
         raise _Fallback  # a line read as context only if the chunk matches once: the general path checks
-    if len(chunk.context_line_indices) == len(chunk.old_lines) and _joined(chunk.new_lines) in data:
-        raise _Fallback  # an insertion whose lines are there already: maybe a repeat (general path)
     return cursor
 
 
-def _chunk_edits(data: bytes, chunk: Chunk, cursor: int, base: int, edits: list[ByteEdit]) -> int:
-    """Append the chunk's edits; the offset after its lines (where the next chunk's search starts)."""
-    if not chunk.old_lines:
-        at = cursor if chunk.contexts and not chunk.is_end_of_file else len(data)
-        edits.append((at, at, _joined(chunk.new_lines)))
-        return cursor
-    if chunk.is_end_of_file:
-        raise _Fallback
-    old_lines, new_lines = chunk.old_lines, chunk.new_lines
-    text = "\n".join(old_lines) + "\n"
-    body = text.encode("utf-8")
-    at = _find_lines(data, body, cursor, base)
-    if at < 0:
-        raise _Fallback
-    # (ASCII, the usual case: a line's byte length is its length)
-    lengths = map(len, old_lines) if len(body) == len(text) else (len(line.encode()) for line in old_lines)
-    offsets = [at]  # each line's start, then the end
-    for length in lengths:
-        offsets.append(offsets[-1] + length + 1)
-    # As the general path: context lines are left out of the edits (so that edits at the same
-    # offset come in the same order), i.e. one edit per run of changed lines.
-    old_start = new_start = 0
-    for old_context, new_context in chunk.context_line_indices:
-        if old_start != old_context or new_start != new_context:
-            edits.append((offsets[old_start], offsets[old_context], _joined(new_lines[new_start:new_context])))
-        old_start, new_start = old_context + 1, new_context + 1
-    if old_start != len(old_lines) or new_start != len(new_lines):
-        edits.append((offsets[old_start], offsets[len(old_lines)], _joined(new_lines[new_start:])))
-    return at + len(body)
+def _line_edits(placed: Sequence[Placed]) -> list[ByteEdit]:
+    """The chunks' edits one per run of changed lines, as the general path's replacements (the
+    context lines left out), in file order: what the diff card's line numbers are counted from."""
+    edits: list[ByteEdit] = []
+    for at, chunk in placed:
+        old_lines, new_lines = chunk.old_lines, chunk.new_lines
+        if not old_lines:
+            edits.append((at, at, _joined(new_lines)))
+            continue
+        offsets = [at]  # each line's start, then the end
+        for line in old_lines:
+            offsets.append(offsets[-1] + len(line.encode("utf-8")) + 1)
+        old_start = new_start = 0
+        for old_context, new_context in chunk.context_line_indices:
+            if old_start != old_context or new_start != new_context:
+                edits.append((offsets[old_start], offsets[old_context], _joined(new_lines[new_start:new_context])))
+            old_start, new_start = old_context + 1, new_context + 1
+        if old_start != len(old_lines) or new_start != len(new_lines):
+            edits.append((offsets[old_start], offsets[len(old_lines)], _joined(new_lines[new_start:])))
+    edits.sort(key=_start)
+    return edits
 
 
 def _assembled(data: bytes, edits: Sequence[ByteEdit]) -> Pieces:

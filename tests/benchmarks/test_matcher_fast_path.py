@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from editors.apply_patch.errors import ApplyPatchError
-from editors.apply_patch.matcher import SourceText, apply_exact, compute_replacements
+from editors.apply_patch.matcher import SourceText, apply_chunks, apply_exact, apply_exact_bytes, compute_replacements
 from editors.apply_patch.parser import parse_patch
 
 VOCAB = ["", "a", "b", "  a", "a  ", "x = 1", "\tb", "def f():", "return x", "}", "\u2014q", "'q'"]
@@ -74,6 +74,25 @@ def test_fast_path_agrees_with_the_line_model(case: tuple[str, str]) -> None:
         assert fast == general(text, chunks)
 
 
+@pytest.mark.slow  # 800 generated cases
+@settings(max_examples=800, deadline=None)
+@given(cases())
+def test_fast_path_edits_land_where_the_line_models_do(case: tuple[str, str]) -> None:
+    """The diff card's line numbers: the fast path edits whole chunks and counts the runs of
+    changed lines only when asked; they must be the line model's replacements."""
+    text, patch_text = case
+    try:
+        chunks = parse_patch(patch_text).hunks[0].chunks  # type: ignore[union-attr]
+        data = text.encode("utf-8")
+    except (ApplyPatchError, UnicodeEncodeError):
+        return
+    fast: list[tuple[int, int, int, int]] = []
+    if apply_exact_bytes(data, chunks, hunks=fast) is not None:
+        expected: list[tuple[int, int, int, int]] = []
+        apply_chunks(text, chunks, "f", hunks=expected)
+        assert fast == expected
+
+
 def test_fast_path_declines_what_it_cannot_do_exactly() -> None:
     chunks = parse_patch("*** Begin Patch\n*** Update File: f\n@@\n-a\n+b\n*** End Patch").hunks[0].chunks  # type: ignore[union-attr]
     assert apply_exact("a\n", chunks) == "b\n"
@@ -83,3 +102,31 @@ def test_fast_path_declines_what_it_cannot_do_exactly() -> None:
     assert apply_exact("a", chunks) is None  # no final line break
     assert apply_exact("a \n", chunks) is None  # only a lenient pass would match
     assert apply_exact("", chunks) is None
+
+
+def _chunks(body: str) -> list:
+    return parse_patch(f"*** Begin Patch\n*** Update File: f\n{body}\n*** End Patch").hunks[0].chunks  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("text", "body"),
+    [
+        # lines added at the end, then a chunk ending at the end whose `+` line follows its context
+        ("\ufeff\n", "@@\n+a\n*** End of File\n@@\n+a\n*** End of File\n@@\n \n+"),
+        ("x\ny\n", "@@\n+a\n@@\n y\n+b"),
+        # an insertion whose lines are already where it would put them (a repeat)
+        ("x\nnew\ny\n", "@@\n x\n+new\n y"),
+        ("x\nnew\ny\n", "@@\n+new\n y"),
+        ("x\ny\nnew\n", "@@ y\n+new"),
+    ],
+)
+def test_fast_path_leaves_to_the_line_model_what_it_would_order_or_read_otherwise(text: str, body: str) -> None:
+    assert apply_exact(text, _chunks(body)) is None
+
+
+def test_fast_path_takes_an_insertion_whose_lines_are_elsewhere_in_the_file() -> None:
+    """Only the place where the lines would go is looked at, not the whole file."""
+    text = "new\nx\ny\nnew\n"
+    for body in ["@@\n x\n+new\n y", "@@ x\n+new", "@@\n+new\n y"]:
+        fast = apply_exact(text, _chunks(body))
+        assert fast is not None and fast == general(text, _chunks(body))

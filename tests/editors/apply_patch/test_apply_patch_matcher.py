@@ -283,3 +283,17 @@ def test_fast_path_hunks_are_counted_on_first_use_and_agree_with_the_line_model(
 )
 def test_fast_path_finds_whole_lines_from_the_cursor(data: bytes, cursor: int, base: int, expected: int) -> None:
     assert _find_lines(data, b"a\nb\n", cursor, base) == expected
+
+
+@pytest.mark.parametrize("decoys", [1, 7, 8, 9, 40])
+def test_fast_path_search_by_a_needles_head_checks_each_hit_in_full(decoys: int) -> None:
+    """The search looks for the first bytes of the lines, then checks the whole of them there:
+    lines that begin the same but differ further on are passed over, however many there are."""
+    head = "    value = compute(request, context, retries=3)"  # longer than the search key
+    body = f"{head}\n    return value\n".encode()
+    decoy = f"{head}\n    return None\n".encode()
+    data = b"x\n" + decoy * decoys + body + decoy + body
+    expected = 2 + len(decoy) * decoys
+    assert _find_lines(data, body, 2, 0) == expected
+    assert _find_lines(data, body, expected + len(body), 0) == expected + len(body) + len(decoy)
+    assert _find_lines(data[: expected + 1], body, 0, 0) == -1  # the head is there, the lines are not

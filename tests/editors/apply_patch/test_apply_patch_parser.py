@@ -215,6 +215,19 @@ def test_normalised_text_drops_the_heredoc_and_padding() -> None:
     assert patch_lines(" \n*** Begin Patch\n*** End Patch\n\n") == ["*** Begin Patch", "*** End Patch"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        " \n*** Begin Patch\n*** Update File: a\n@@\n-b \n+c\t\n*** End Patch\n\n",  # LF: the trimmed text itself
+        "*** Begin Patch\r\n*** Update File: a\r\n@@\r\n-b\r\n+c\r\n*** End Patch\r\n",  # CRLF: re-joined
+        "*** Begin Patch\n*** Delete File: a\r\n*** End Patch",  # one CR
+        "<<EOF\n*** Begin Patch\n*** Delete File: a\n*** End Patch\nEOF",  # the heredoc's lines left out
+    ],
+)
+def test_normalised_text_is_the_lines_joined(text: str) -> None:
+    assert parse_patch(text).text == "\n".join(patch_lines(text))
+
+
 def test_context_line_indices_mark_parsed_context() -> None:
     hunk = parse_patch(wrap("*** Update File: a\n@@\n a\n-b\n+B\n\n c")).hunks[0]
     assert isinstance(hunk, UpdateFile)
