@@ -22,7 +22,7 @@ from vfs.errors import (
     VfsError,
 )
 from vfs.staging import Overlay, Seen, Staged, State, frozen
-from vfs.txlog import Kind
+from vfs.txlog import Kind, hash_begun
 from vfs.types import UNCONDITIONAL, CommitResult, FileChange, Intent, Read, Stat
 
 TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
@@ -234,13 +234,13 @@ class Transaction:
             raise
         known = self._seen.get(key)
         if known is None:
-            seen = self._seen[key] = Seen("file", info.version, info.mode, data)
+            seen = self._seen[key] = Seen("file", info.version, info.mode, data, hash_begun(data))
         else:
             seen = known
             if seen.state != "file" or not self._storage.matches(key, seen.version):
                 raise StaleVersion(f'cannot read "{display}": file changed since it was read', path=display)
             if seen.data is None:
-                seen.data = data
+                seen.data, seen.digest = data, hash_begun(data)
         return Read(display, data, seen.version, info.mode)
 
     def read_bytes(self, path: str) -> bytes:
