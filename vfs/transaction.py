@@ -168,7 +168,7 @@ class Transaction:
             return
         except VfsError:
             return
-        self._seen[key] = Seen("file", info.version, info.mode, data)
+        self._seen[key] = Seen("file", info.version, info.mode, data, hash_begun(data))
 
     def _effective(self, key: str) -> State:
         staged = self._staged.get(key)
@@ -277,7 +277,7 @@ class Transaction:
                 self._seen[key] = Seen("absent")
             elif not isinstance(result, VfsError):
                 data, info = result
-                self._seen[key] = Seen("file", info.version, info.mode, data)
+                self._seen[key] = Seen("file", info.version, info.mode, data, hash_begun(data))
 
     def stat(self, path: str) -> Stat:
         self._require_open()
