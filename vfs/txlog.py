@@ -167,7 +167,7 @@ _begun_slots: list[LockType] = []
 
 def _begun_slot() -> LockType | None:
     """A free slot for a hash begun ahead, taken (released by the thread when through)."""
-    if not _begun_slots:
+    if not _begun_slots:  # (two threads here at once could make twice as many slots: harmless)
         import _thread
 
         _begun_slots.extend(_thread.allocate_lock() for _ in range(HASH_BEGUN_AT_ONCE))
