@@ -201,19 +201,16 @@ class Commit:
         journal.session = self.session
         keep_post = self.ctx.capabilities.lock_can_expire
         post: dict[int, WriteData] = {}
-        begun: dict[int, Callable[[], str]] = {}
         for index, key in enumerate(targets):
             staged, seen = self.overlay.staged[key], self.overlay.seen[key]
             if seen.state == "file":
                 assert seen.data is not None  # read in preflight
                 journal.pre_images[index] = seen.data
-                if seen.digest is not None:  # (a big file read by the transaction: begun then)
-                    begun[index] = seen.digest
             if staged.data is not None:
                 post[index] = staged.data
         # Hashed on other threads while the commit goes on: waited for by _settle (a journal
         # written first), or by the backend once the bytes are down (the written file's version).
-        self._pre_digests = hash_beside(journal.pre_images, begun)
+        self._pre_digests = hash_beside(journal.pre_images)
         self._post_digests = hash_beside(post)
         for index, key in enumerate(targets):
             staged, seen = self.overlay.staged[key], self.overlay.seen[key]

@@ -8,7 +8,6 @@ from backends.values import value
 
 TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from typing import Literal
 
     State = Literal["file", "absent", "directory", "other", "symlink"]
@@ -24,8 +23,6 @@ class Seen:
     version: str | None = None
     mode: int | None = None
     data: bytes | None = None  # the bytes read, reused as the pre-image
-    #: their digest, begun on another thread when they are big (:func:`vfs.txlog.hash_begun`)
-    digest: Callable[[], str] | None = None
 
     @classmethod
     def of(cls, info: FileInfo | None) -> Seen:

@@ -22,7 +22,7 @@ from vfs.errors import (
     VfsError,
 )
 from vfs.staging import Overlay, Seen, Staged, State, frozen
-from vfs.txlog import Kind, hash_begun
+from vfs.txlog import Kind
 from vfs.types import UNCONDITIONAL, CommitResult, FileChange, Intent, Read, Stat
 
 TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
@@ -168,7 +168,7 @@ class Transaction:
             return
         except VfsError:
             return
-        self._seen[key] = Seen("file", info.version, info.mode, data, hash_begun(data))
+        self._seen[key] = Seen("file", info.version, info.mode, data)
 
     def _effective(self, key: str) -> State:
         staged = self._staged.get(key)
@@ -234,13 +234,13 @@ class Transaction:
             raise
         known = self._seen.get(key)
         if known is None:
-            seen = self._seen[key] = Seen("file", info.version, info.mode, data, hash_begun(data))
+            seen = self._seen[key] = Seen("file", info.version, info.mode, data)
         else:
             seen = known
             if seen.state != "file" or not self._storage.matches(key, seen.version):
                 raise StaleVersion(f'cannot read "{display}": file changed since it was read', path=display)
             if seen.data is None:
-                seen.data, seen.digest = data, hash_begun(data)
+                seen.data = data
         return Read(display, data, seen.version, info.mode)
 
     def read_bytes(self, path: str) -> bytes:
@@ -277,7 +277,7 @@ class Transaction:
                 self._seen[key] = Seen("absent")
             elif not isinstance(result, VfsError):
                 data, info = result
-                self._seen[key] = Seen("file", info.version, info.mode, data, hash_begun(data))
+                self._seen[key] = Seen("file", info.version, info.mode, data)
 
     def stat(self, path: str) -> Stat:
         self._require_open()

@@ -97,19 +97,15 @@ def digest(data: WriteData) -> str:
 HASH_BESIDE_MIN = 1 << 20
 
 
-def hash_beside(
-    blobs: Mapping[int, WriteData], begun: Mapping[int, Callable[[], str]] | None = None
-) -> Callable[[], dict[int, str]]:
+def hash_beside(blobs: Mapping[int, WriteData]) -> Callable[[], dict[int, str]]:
     """The digests of ``blobs``, the big ones begun now on another thread; the callable returned
-    waits for them (and hashes the small ones in line, on its first call). ``begun``: the
-    blobs whose hashing began earlier (:func:`hash_begun`), waited for instead.
+    waits for them (and hashes the small ones in line, on its first call).
 
     BLAKE2b lets go of the GIL over big inputs, so a commit's pre-images and post-images are
     hashed on two other threads (two cores) while this one writes and flushes the files: the
     digests are needed only once the bytes are down (the written file's version, the history
     record), or for a journal written first, before the first target changes."""
-    early = begun or {}
-    big = {i: blob for i, blob in blobs.items() if i not in early and data_size(blob) >= HASH_BESIDE_MIN}
+    big = {index: blob for index, blob in blobs.items() if data_size(blob) >= HASH_BESIDE_MIN}
     digests: dict[int, str] = {}
     done = _hash_on_a_thread(big, digests) if big else None
 
@@ -117,9 +113,6 @@ def hash_beside(
         if done is not None:
             with done:  # released when the other thread is through
                 pass
-        for index, begun_digest in early.items():
-            if index not in digests:
-                digests[index] = begun_digest()
         # The small ones, and any the other thread could not hash: the backend asks for a
         # post-image's digest once the file is in place, so a failure there (the bytes are
         # frozen: only a lack of memory could fail it) is retried here rather than report a
@@ -133,53 +126,9 @@ def hash_beside(
     return wait
 
 
-def hash_begun(data: bytes) -> Callable[[], str] | None:
-    """The digest of a big ``data`` begun now on another thread (the callable waits for it);
-    ``None`` for a small one, or when ``HASH_BEGUN_AT_ONCE`` are still being hashed (a
-    transaction reading many big files starts no thread per file: the rest are hashed at commit).
-
-    A transaction begins it when it reads a big file: the file's pre-image, should it be
-    written, is then hashed while the caller works out the edit, not while the commit writes
-    beside the post-image's hashing (str_replace of a 10 MB file: 13 ms of blake2b)."""
-    if len(data) < HASH_BESIDE_MIN:
-        return None
-    slot = _begun_slot()
-    if slot is None:
-        return None
-    digests: dict[int, str] = {}
-    done = _hash_on_a_thread({0: data}, digests, slot)
-
-    def wait() -> str:
-        if done is not None:
-            with done:
-                pass
-        if 0 not in digests:  # the other thread failed, or none could be started
-            digests[0] = digest(data)
-        return digests[0]
-
-    return wait
-
-
-#: How many reads' hashes may run ahead at once (one per other core of a small machine).
-HASH_BEGUN_AT_ONCE = 2
-_begun_slots: list[LockType] = []
-
-
-def _begun_slot() -> LockType | None:
-    """A free slot for a hash begun ahead, taken (released by the thread when through)."""
-    if not _begun_slots:  # (two threads here at once could make twice as many slots: harmless)
-        import _thread
-
-        _begun_slots.extend(_thread.allocate_lock() for _ in range(HASH_BEGUN_AT_ONCE))
-    return next((slot for slot in _begun_slots if slot.acquire(False)), None)
-
-
-def _hash_on_a_thread(
-    blobs: Mapping[int, WriteData], digests: dict[int, str], slot: LockType | None = None
-) -> LockType | None:
+def _hash_on_a_thread(blobs: Mapping[int, WriteData], digests: dict[int, str]) -> LockType | None:
     """Start hashing ``blobs`` into ``digests`` on another thread: the lock it releases when
-    through (``None`` if no thread could be started: then nothing was hashed). ``slot``: a
-    lock released too once through (or now, if no thread starts)."""
+    through (``None`` if no thread could be started: then nothing was hashed)."""
     import _thread  # not threading: its import is start-up every `vfs apply` would pay
 
     done = _thread.allocate_lock()
@@ -192,15 +141,11 @@ def _hash_on_a_thread(
         except BaseException:  # noqa: BLE001 - what is missing is hashed again by the waiter
             pass
         finally:
-            if slot is not None:
-                slot.release()
             done.release()
 
     try:
         _thread.start_new_thread(run, ())
     except RuntimeError:  # no thread to be had
-        if slot is not None:
-            slot.release()
         return None
     return done
 
