@@ -1,6 +1,7 @@
-"""``str_replace`` and ``insert`` on decoded text: pure functions, every byte outside the edit kept.
+"""``str_replace`` and ``insert`` on a file's text: pure functions, every byte outside the edit kept.
 
-The text handed in is the file decoded by ``vfs`` (BOM already set aside); line endings are never
+The text handed in is the file decoded by ``vfs`` (BOM already set aside), or an ASCII file's
+bytes read in place (:mod:`source`: the same text, offset for offset); line endings are never
 normalised, so CRLF, LF, mixed and lone-CR files, tabs and a missing final newline all survive.
 
 **Ours**:
