@@ -1,6 +1,7 @@
-"""``str_replace`` and ``insert`` on decoded text: pure functions, every byte outside the edit kept.
+"""``str_replace`` and ``insert`` on a file's text: pure functions, every byte outside the edit kept.
 
-The text handed in is the file decoded by ``vfs`` (BOM already set aside); line endings are never
+The text handed in is the file decoded by ``vfs`` (BOM already set aside), or an ASCII file's
+bytes read in place (:mod:`source`: the same text, offset for offset); line endings are never
 normalised, so CRLF, LF, mixed and lone-CR files, tabs and a missing final newline all survive.
 
 **Ours**:
@@ -28,6 +29,7 @@ import vfs
 from backends.values import value
 from editors.str_replace_editor import diagnose, tolerant
 from editors.str_replace_editor.render import split_lines
+from editors.str_replace_editor.source import Source
 from vfs.errors import AlreadyApplied, AmbiguousEdit, EditNotFound, InvalidArgument
 
 
@@ -41,7 +43,7 @@ class Match:
     end: int
 
 
-def find_all(content: str, needle: str) -> list[int]:
+def find_all(content: Source, needle: str) -> list[int]:
     """Offsets of the non-overlapping occurrences of ``needle`` (literal), left to right."""
     offsets: list[int] = []
     start = 0
@@ -53,12 +55,12 @@ def find_all(content: str, needle: str) -> list[int]:
         start = index + len(needle)
 
 
-def line_at(content: str, offset: int) -> int:
+def line_at(content: Source, offset: int) -> int:
     """The 1-based line (as ``view`` numbers them) holding ``offset``."""
     return content.count("\n", 0, offset) + 1
 
 
-def uses_crlf(content: str) -> bool:
+def uses_crlf(content: Source) -> bool:
     return "\r\n" in content
 
 
@@ -67,12 +69,12 @@ def to_crlf(text: str) -> str:
     return re.sub(r"(?<!\r)\n", "\r\n", text)
 
 
-def crlf_matches(content: str, old: str) -> list[Match]:
+def crlf_matches(content: Source, old: str) -> list[Match]:
     """Matches of ``old`` where each of its bare LFs may be CRLF in ``content`` (only for CRLF files)."""
     if "\n" not in old or "\r" in old or not uses_crlf(content):
         return []
     pattern = re.compile(r"\r?\n".join(re.escape(part) for part in old.split("\n")))
-    return [Match(m.start(), m.end()) for m in pattern.finditer(content)]
+    return [Match(m.start(), m.end()) for m in pattern.finditer(str(content))]
 
 
 @value(frozen=True)
@@ -81,7 +83,7 @@ class Replaced:
     built until asked for (:attr:`text`): on a large file the editor splices the file's bytes
     instead (:meth:`encoded`), one copy instead of a text built, then encoded."""
 
-    source: str
+    source: Source
     start: int
     end: int
     replacement: str
@@ -135,7 +137,7 @@ def _last_line(first: int, text: str) -> int:
     return first + text.removesuffix("\n").count("\n") if text else first
 
 
-def splice(content: str, start: int, end: int, replacement: str, *, adapted: bool = False,
+def splice(content: Source, start: int, end: int, replacement: str, *, adapted: bool = False,
            note: str | None = None) -> Replaced:  # fmt: skip
     line = line_at(content, start)
     return Replaced(
@@ -151,19 +153,24 @@ def splice(content: str, start: int, end: int, replacement: str, *, adapted: boo
     )
 
 
-def replace_unique(content: str, old: str, new: str, *, path: str) -> Replaced:
+def replace_unique(content: Source, old: str, new: str, *, path: str) -> Replaced:
     """Replace the single occurrence of ``old``; ``EditNotFound`` / ``AmbiguousEdit`` otherwise.
 
     Order: the exact text; its CRLF form; the tolerant rules (:mod:`tolerant`), each applied only
     when its reading is unambiguous; then a refusal, ``AlreadyApplied`` when ``new`` is in the file
-    and ``old`` nowhere (not even as a near miss).
+    and ``old`` nowhere (not even as a near miss). An exact, unique match is checked on ``content``
+    as it is (an ASCII file's bytes: :mod:`source`); anything else on the decoded text.
     """
-    offsets = find_all(content, old)
-    matches = [Match(offset, offset + len(old)) for offset in offsets]
-    adapted = False
+    matches = [Match(offset, offset + len(old)) for offset in find_all(content, old)]
     if not matches:
-        matches = crlf_matches(content, old)
-        adapted = bool(matches)
+        return _replace_inexact(str(content), old, new, path)
+    return _replace_matched(content, old, new, matches, path)
+
+
+def _replace_matched(
+    content: Source, old: str, new: str, matches: list[Match], path: str, *, adapted: bool = False
+) -> Replaced:
+    """The one match replaced, after the checks that refuse it; ``adapted``: a CRLF match."""
     if len(matches) > 1:
         lines = ", ".join(str(line_at(content, m.start)) for m in matches)
         raise AmbiguousEdit(
@@ -171,15 +178,21 @@ def replace_unique(content: str, old: str, new: str, *, path: str) -> Replaced:
             "Please ensure it is unique",
             path=path,
         )
+    match = matches[0]
+    _refuse_reapplying(content, old, new, match, path)
+    _refuse_lost_indentation(content, old, new, match, path)
+    _refuse_other_indentation(content, old, match, path)
+    replacement = new
+    if adapted and "\r\n" in content[match.start : match.end]:
+        replacement = to_crlf(new)
+    return splice(content, match.start, match.end, replacement, adapted=adapted)
+
+
+def _replace_inexact(content: str, old: str, new: str, path: str) -> Replaced:
+    """``old`` nowhere verbatim: its CRLF form, the tolerant rules, then the refusal."""
+    matches = crlf_matches(content, old)
     if matches:
-        match = matches[0]
-        _refuse_reapplying(content, old, new, match, path)
-        _refuse_lost_indentation(content, old, new, match, path)
-        _refuse_other_indentation(content, old, match, path)
-        replacement = new
-        if adapted and "\r\n" in content[match.start : match.end]:
-            replacement = to_crlf(new)
-        return splice(content, match.start, match.end, replacement, adapted=adapted)
+        return _replace_matched(content, old, new, matches, path, adapted=True)
     tolerated = _tolerant(content, old, new, path)
     if tolerated is not None:
         return splice(content, tolerated.start, tolerated.end, tolerated.replacement, note=tolerated.note)
@@ -209,7 +222,7 @@ def _tolerant(content: str, old: str, new: str, path: str) -> tolerant.Splice | 
     return tolerant.match_passes(content, old, new, path=path) or tolerant.match_elision(content, old, new, path=path)
 
 
-def _refuse_reapplying(content: str, old: str, new: str, match: Match, path: str) -> None:
+def _refuse_reapplying(content: Source, old: str, new: str, match: Match, path: str) -> None:
     """``new`` contains ``old``, and the match of ``old`` sits inside the one occurrence of ``new``:
     the file already reads as the edit would make it (an insertion sent twice); again would repeat it."""
     inside = new.find(old)
@@ -220,7 +233,7 @@ def _refuse_reapplying(content: str, old: str, new: str, match: Match, path: str
         raise AlreadyApplied(already_applied_message(*present), path=path)
 
 
-def _refuse_lost_indentation(content: str, old: str, new: str, match: Match, path: str) -> None:
+def _refuse_lost_indentation(content: Source, old: str, new: str, match: Match, path: str) -> None:
     """An ``old_str`` found after a line's indentation, with nothing to show whether ``new_str``'s
     next lines are written relative to it or to column 0: refused rather than guessed."""
     line_start = content.rfind("\n", 0, match.start) + 1
@@ -237,7 +250,7 @@ def _refuse_lost_indentation(content: str, old: str, new: str, match: Match, pat
     )
 
 
-def _refuse_other_indentation(content: str, old: str, match: Match, path: str) -> None:
+def _refuse_other_indentation(content: Source, old: str, match: Match, path: str) -> None:
     """The same lines also sit elsewhere at another indentation: which copy was meant is unclear."""
     lines = old.split("\n")
     if len([line for line in lines if line.strip()]) < 2:
@@ -253,7 +266,7 @@ def _refuse_other_indentation(content: str, old: str, match: Match, path: str) -
         )
 
 
-def already_present(content: str, new: str) -> tuple[int, int] | None:
+def already_present(content: Source, new: str) -> tuple[int, int] | None:
     """The lines where ``new`` appears, when it has two non-blank lines or more and appears exactly
     once, as whole lines (from a line's start or indentation to a line's end): a fragment inside a
     longer line (``eta`` in ``beta``) or one generic line (``return None``) proves nothing."""
@@ -266,9 +279,10 @@ def already_present(content: str, new: str) -> tuple[int, int] | None:
     return first, _last_line(first, content[found[0].start : found[0].end])
 
 
-def _whole_lines(content: str, match: Match) -> bool:
+def _whole_lines(content: Source, match: Match) -> bool:
     before = content[content.rfind("\n", 0, match.start) + 1 : match.start]
-    after = content[match.end :].split("\n", 1)[0]
+    line_end = content.find("\n", match.end)
+    after = content[match.end : line_end if line_end >= 0 else len(content)]
     ends_line = content[match.end - 1 : match.end] == "\n" or after in ("", "\r")
     return not before.strip(" \t") and ends_line
 
@@ -311,8 +325,9 @@ def insert_text(content: str, insert_line: int, text: str) -> str:
     return "\n".join(head + new_lines + lines[insert_line:])
 
 
-def inserted(content: str, insert_line: int, text: str) -> Replaced:
+def inserted(source: Source, insert_line: int, text: str) -> Replaced:
     """``insert_text`` as an edit outcome: the new lines sit after line ``insert_line``."""
+    content = str(source)
     result = insert_text(content, insert_line, text)
     first = insert_line + 1
     return Replaced(content, 0, len(content), result, first, insert_line, _last_line(first, text), False, spliced=False)

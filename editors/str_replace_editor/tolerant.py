@@ -21,6 +21,7 @@ from difflib import SequenceMatcher
 
 from backends.values import value
 from editors.str_replace_editor import diagnose
+from editors.str_replace_editor.source import Source
 from vfs.errors import AmbiguousEdit, EditNotFound
 
 #: A ``view`` line-number prefix copied into old_str: right-aligned number, two spaces or a tab.
@@ -332,7 +333,7 @@ def match_elision(content: str, old: str, new: str, *, path: str) -> Splice | No
     return Splice(start, end, replacement, note)
 
 
-def shifted_copies(content: str, old: str) -> list[int]:
+def shifted_copies(content: Source, old: str) -> list[int]:
     """Offsets of the first lines of the places holding ``old``'s lines at one consistent
     indentation shift (the exact place included): two or more mean the model's indentation alone
     picks the place.
@@ -362,7 +363,7 @@ def shifted_copies(content: str, old: str) -> list[int]:
     return copies
 
 
-def _lines_holding(content: str, key: str, rule: Pass) -> list[int]:
+def _lines_holding(content: Source, key: str, rule: Pass) -> list[int]:
     """Start offsets of the lines whose ``rule.key`` is ``key`` (non-empty), found by ``str.find``."""
     out: list[int] = []
     at = content.find(key)
@@ -376,7 +377,7 @@ def _lines_holding(content: str, key: str, rule: Pass) -> list[int]:
     return out
 
 
-def _lines_back(content: str, start: int, count: int) -> int | None:
+def _lines_back(content: Source, start: int, count: int) -> int | None:
     """The start of the line ``count`` lines before the one starting at ``start`` (``None``: before the file)."""
     for _ in range(count):
         if start == 0:
@@ -385,7 +386,7 @@ def _lines_back(content: str, start: int, count: int) -> int | None:
     return start
 
 
-def _lines_from(content: str, start: int, count: int, *, need_break: bool) -> list[str] | None:
+def _lines_from(content: Source, start: int, count: int, *, need_break: bool) -> list[str] | None:
     """``count`` lines from offset ``start`` (split on LF); ``None`` past the end of the file (or,
     with ``need_break``, when the last of them has no line break after it)."""
     out: list[str] = []

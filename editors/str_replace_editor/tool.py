@@ -39,12 +39,13 @@ from editors.str_replace_editor.args import (
     parse_args,
 )
 from editors.str_replace_editor.config import EditorConfig, make_config
+from editors.str_replace_editor.source import Source, source_of
 
 TOOL_NAME = "str_replace_editor"
 PATH_FIRST = frozenset({"view", "str_replace", "undo_edit"})
 
 #: An edit: the file's text in, the edited text (and where the edit landed) out.
-Change = Callable[[str], edits.Replaced]
+Change = Callable[[Source], edits.Replaced]
 
 
 class StrReplaceEditor:
@@ -257,7 +258,7 @@ class StrReplaceEditor:
         edit of the path sent again, the file unchanged since, is ``AlreadyApplied``.
         """
         assert read.version is not None
-        text = vfs.decode_text(read.data, path)
+        text = source_of(read.data, path)
         if intent.kind == "replace_if_version" and intent.version is not None:
             if read.version != intent.version and not self.workspace.is_current(path, intent.version):
                 return read.version, self._rebase(path, command, intent.version, read, text, change)
@@ -269,16 +270,19 @@ class StrReplaceEditor:
             raise vfs.AlreadyApplied(edits.already_applied_message(memo.first_line, memo.last_line), path=path)
         return expected, change(text)
 
-    def _rebase(self, path: str, command: str, seen: str, read: vfs.Read, text: str, change: Change) -> edits.Replaced:
+    def _rebase(
+        self, path: str, command: str, seen: str, read: vfs.Read, source: Source, change: Change
+    ) -> edits.Replaced:
         """The edit applied to the current text when its lines did not change since the view."""
         viewed = self.session.viewed(path, seen) if self.session is not None and self.session.rebase else None
         if viewed is None or command != "str_replace":
             raise _StaleView(read)
         try:
             viewed_text = vfs.decode_text(viewed, path)
-            before, after = change(viewed_text), change(text)
+            before, after = change(viewed_text), change(source)
         except vfs.VfsError:
             raise _StaleView(read) from None
+        text = str(source)
         if not stale.same_place(viewed_text, text, before, after):
             raise _StaleView(read)
         note = (
@@ -315,7 +319,7 @@ class StrReplaceEditor:
         old, new = args.old_str, args.replacement
         _encode(new, "new_str")
 
-        def change(text: str) -> edits.Replaced:
+        def change(text: Source) -> edits.Replaced:
             return edits.replace_unique(text, old, new, path=path)
 
         return self._edit(path, "str_replace", "edit", change, _signature("str_replace", old, new))
@@ -325,7 +329,7 @@ class StrReplaceEditor:
         line, new = args.insert_line, args.new_str
         _encode(new, "new_str")
 
-        def change(text: str) -> edits.Replaced:
+        def change(text: Source) -> edits.Replaced:
             return edits.inserted(text, line, new)
 
         return self._edit(path, "insert", "insert into", change, _signature("insert", line, new))
