@@ -475,7 +475,7 @@ def build(ctx: Context) -> Workload:
             measured = " | ".join(f"{name}: {text}" for name, text in last if text)
             if measured:
                 workload.notes.append(f"S3 requests of the last runs, by phase: {measured}.")
-            for who in ("edit.1", "pre.1", "pre.100"):
+            for who in ("edit.1", "pre.1"):
                 if who in bench.timelines:
                     workload.notes.append(f"{who}, last run: {bench.trips[who]} round trips: {bench.timelines[who]}.")
         finally:
