@@ -258,8 +258,8 @@ class Commit:
         return journal
 
     def _journal_before_lock(self, targets: list[str]) -> Journal | None:
-        """Where a journal's bytes can be sent ahead (S3), the journal is made and sent while
-        the lock is asked for: a round trip less than sending it under the lock. Only where
+        """Where a journal's bytes can be sent ahead (S3), the journal is made (and a large one's
+        parts sent) while the lock is asked for: a round trip less than sending it under the lock. Only where
         nothing of it needs the lock: every pre-image already read (each write's condition
         checks it), no directory among the targets (their ancestors are stat'ed). Its txid,
         drawn before the lock, orders history as one drawn under it would only if the lock
@@ -272,13 +272,9 @@ class Commit:
                 return None
             if "directory" in (seen[key].state, staged[key].state):
                 return None
-        journal = self._prepare_journal(targets)
-        if self._single(journal):
-            return None
+        journal = self._prepare_journal(targets)  # (never single: that needs one target of a commit)
         self._journal_item = self.ctx.log.journal_item(self._settle(journal))
-        if not self.storage.write_ahead(self._journal_item):
-            self._journal_item = None
-            return None
+        self.storage.write_ahead(self._journal_item)  # (a small one is sent whole, under the lock)
         return journal
 
     def _drop_early(self, journal: Journal) -> None:

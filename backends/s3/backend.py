@@ -236,11 +236,14 @@ class S3Backend(PrefixDirectories, MultipartUpload):
             raise errors.translate(exc, key) from exc
         return versions.file_info(key, out, len(data))
 
-    def _in_parts(self, key: str, size: int) -> bool:
+    def _in_parts(self, key: str, size: int, *, leased: bool | None = None) -> bool:
         """Whether a write of ``size`` bytes at ``key`` goes up in parts: a large one, or under a
         lease one too big to leave in one write, unseen until a small fenced completion
-        (backends.s3.fence.INLINE_BODY says why)."""
-        return size >= self.multipart_threshold or (size > fence.INLINE_BODY and self._under_lease(key))
+        (backends.s3.fence.INLINE_BODY says why). ``leased``: whether it goes under a lease, if
+        the caller knows (a write sent ahead while the lease is taken); else as held now."""
+        if size >= self.multipart_threshold:
+            return True
+        return size > fence.INLINE_BODY and (self._under_lease(key) if leased is None else leased)
 
     def _take_ahead(self, key: str, data: bytes) -> concurrent.futures.Future[Uploaded] | None:
         """The parts sent ahead for this very write (same key, same bytes), if any; parts sent
@@ -406,8 +409,8 @@ class S3Backend(PrefixDirectories, MultipartUpload):
         to send ahead (a body that goes up in one request). :meth:`drop_ahead` discards what was
         not written."""
         data = bytes(joined(item.data))
-        leased = len(data) > fence.INLINE_BODY and item.key not in self._held.lease_keys()
-        if item.key == "" or not (leased or len(data) >= self.multipart_threshold):
+        leased = item.key not in self._held.lease_keys()  # (the lease's own objects are not fenced)
+        if item.key == "" or not self._in_parts(item.key, len(data), leased=leased):
             return False
         future = asyncio.run_coroutine_threadsafe(self._upload_parts(item.key, data), self.fs.loop)
         with self._releases_guard:
