@@ -166,6 +166,23 @@ def test_a_free_lease_is_fresh_and_a_dirty_release_is_taken_over_at_once() -> No
     third.release()
 
 
+def test_at_once_only_when_the_first_asking_takes_the_lease() -> None:
+    """``at_once``: no other holder came between the asking and the holding, so what the holder
+    prepared before asking (a txid drawn then) is still in order. A lease taken after waiting for
+    a holder to let go is fresh (created where there was none) but not at once."""
+    store = MemoryCasStore()
+    first = _cas(store).acquire()
+    assert first.at_once and first.fresh
+    threading.Timer(0.3, first.release).start()
+    second = _cas(store, timeout=5.0).acquire()  # waits for the release, then creates it
+    assert second.fresh and not second.at_once
+    second.mark_dirty()
+    second.release()
+    third = _cas(store, timeout=5.0).acquire()  # a dirty release: taken over
+    assert third.took_over and not third.at_once
+    third.release()
+
+
 def test_held_locks_are_released_by_release_all() -> None:
     store, held = MemoryCasStore(), HeldLocks()
     lease = CasLease(store, KEY, timeout=1, ttl=30, clock_skew=0, held=held).acquire()
