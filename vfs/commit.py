@@ -261,9 +261,13 @@ class Commit:
         """Where a journal's bytes can be sent ahead (S3), the journal is made (and a large one's
         parts sent) while the lock is asked for: a round trip less than sending it under the lock. Only where
         nothing of it needs the lock: every pre-image already read (each write's condition
-        checks it), no directory among the targets (their ancestors are stat'ed). Its txid,
-        drawn before the lock, orders history as one drawn under it would only if the lock
-        was free at the first asking; ``run`` drops it otherwise."""
+        checks it), no directory among the targets (their ancestors are stat'ed). Its txid is
+        drawn before the lock: had the lock to be waited for, a commit made meanwhile has a
+        later txid and would be listed after this one, so ``run`` drops it unless the lock was
+        free at the first asking. Not covered: this process paused between the drawing and the
+        asking (or its lease request held in flight) while another commit runs whole; history
+        then lists the two by their txids' clock, as it lists commits of clients whose clocks
+        disagree. No byte is at stake: undo refuses a file changed since the commit it undoes."""
         if not self.storage.sends_ahead or (self.kind == "commit" and len(targets) == 1):
             return None
         seen, staged = self.overlay.seen, self.overlay.staged
