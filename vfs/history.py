@@ -16,7 +16,7 @@ from collections.abc import Callable
 from backends.values import value
 from vfs.errors import HistoryGap, InvalidArgument, NotFound, StaleVersion, VfsError
 from vfs.recovery import sweep_checkpoint_temps
-from vfs.txlog import Checkpoint, DoneRecord, Journal, Kind, digest, valid_checkpoint_name
+from vfs.txlog import Checkpoint, DoneRecord, Journal, Kind, valid_checkpoint_name
 from vfs.types import UNCONDITIONAL, Change, FileChange, HistoryEntry, Read, replace_if_version
 
 TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
@@ -316,7 +316,7 @@ def _revert_target(tx: Transaction, record: DoneRecord, journal: Journal, index:
         # this transaction wrote, under a new version. One read (no stat first): it also finds
         # out whether the file is there, and its version is the one the write is checked against.
         current = _current(tx, path)
-        if current is None or digest(current.data) != target.after_sha:
+        if current is None or journal.digest(current.data) != target.after_sha:
             return f"{path} changed after {record.txid} wrote it"
         assert current.version is not None or current.data is not None
         if target.before == "file":

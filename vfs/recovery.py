@@ -21,7 +21,7 @@ from collections.abc import Collection
 from backends.base import DeleteItem, FileInfo, WriteItem, parent_of
 from backends.values import field, value
 from vfs.errors import CorruptMetadata, NotFound, VfsError
-from vfs.txlog import DoneRecord, Journal, TargetRecord, digest
+from vfs.txlog import DoneRecord, Journal, TargetRecord
 from vfs.types import RecoveryReport
 
 TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
@@ -54,7 +54,7 @@ def _holds(target: TargetRecord, which: str, data: bytes | None, journal: Journa
         return False
     if which == "before":
         return data == journal.pre_images[index]  # the pre-image is in the journal: compare bytes
-    return digest(data) == target.after_sha
+    return journal.digest(data) == target.after_sha
 
 
 def _restore_target(ctx: Context, journal: Journal, index: int, target: TargetRecord) -> str | None:

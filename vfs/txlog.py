@@ -24,8 +24,9 @@ single-target commit; journal + ``committed`` is history, and so is a ``.record`
 ``.done`` is the harmless leftover of interrupted pruning.
 
 Metadata is input, never trust: a record may have been truncated, flipped, edited or planted (a
-cloned repository can carry a ``.vfs/``). Every record carries its lengths and BLAKE2b digests,
-checked before any byte of it is used; every key in it passes the same containment rules as a
+cloned repository can carry a ``.vfs/``). Every record carries its lengths and digests (BLAKE3;
+BLAKE2b in the records of vfs before it, still read: :data:`LEGACY_MAGICS`), checked before any
+byte of it is used; every key in it passes the same containment rules as a
 model path. A record that fails raises :class:`~vfs.errors.CorruptMetadata`, naming the file.
 """
 
@@ -55,8 +56,8 @@ else:
     Kind = str  # (other modules import the name; annotations alone use it)
 KINDS = ("commit", "undo", "redo", "rewind")
 
-JOURNAL_MAGIC = b"VFSJOURNAL2\n"
-DONE_MAGIC = b"VFSDONE2\n"
+JOURNAL_MAGIC = b"VFSJOURNAL3\n"
+DONE_MAGIC = b"VFSDONE3\n"
 #: ``RECORD_MAGIC``, ``<decision length>\n``, the decision (as in ``.done``), then the journal.
 RECORD_MAGIC = b"VFSRECORD1\n"
 #: The largest pre-image a ``.record`` holds: the log reads every record whole.
@@ -93,6 +94,16 @@ def digest(data: WriteData) -> str:
     return content_digest(data)
 
 
+def legacy_digest(data: WriteData) -> str:
+    """The digest in a record of a :data:`LEGACY_MAGICS` format: BLAKE2b, 128 bits, hex."""
+    from _blake2 import blake2b
+
+    hasher = blake2b(digest_size=16)
+    for piece in data if isinstance(data, list) else [data]:
+        hasher.update(piece)
+    return hasher.hexdigest()
+
+
 #: Below this many bytes, hashing on another thread costs more than it saves.
 HASH_BESIDE_MIN = 1 << 20
 
@@ -101,7 +112,7 @@ def hash_beside(blobs: Mapping[int, WriteData]) -> Callable[[], dict[int, str]]:
     """The digests of ``blobs``, the big ones begun now on another thread; the callable returned
     waits for them (and hashes the small ones in line, on its first call).
 
-    BLAKE2b lets go of the GIL over big inputs, so a commit's pre-images and post-images are
+    BLAKE3 lets go of the GIL over big inputs, so a commit's pre-images and post-images are
     hashed on two other threads (two cores) while this one writes and flushes the files: the
     digests are needed only once the bytes are down (the written file's version, the history
     record), or for a journal written first, before the first target changes."""
@@ -196,10 +207,18 @@ class Journal:
     committed: bool = False
     #: the session (conversation) that made the transaction, if it said
     session: str | None = None
+    #: read from a record of a :data:`LEGACY_MAGICS` format: its digests are BLAKE2b's
+    legacy: bool = False
+
+    def digest(self, data: WriteData) -> str:
+        """``data``'s digest as this journal's digests were made (compared with ``after_sha``)."""
+        return legacy_digest(data) if self.legacy else digest(data)
 
     def encode_parts(self) -> list[bytes]:
         """Magic, ``<header length> <header digest>``, the JSON header, then the images as they
         are (not copied into one buffer)."""
+        if self.legacy:  # (its after_sha are another hash's: never written again as ours)
+            raise ValueError("a journal read from a legacy record is not written again")
         blobs: list[bytes] = []
         spans: dict[str, dict[str, list[Any]]] = {"pre": {}, "post": {}}
         offset = 0
@@ -258,7 +277,14 @@ class Checkpoint:
     created: float
 
 
-CHECKPOINT_MAGIC = b"VFSCHECKPOINT1\n"
+CHECKPOINT_MAGIC = b"VFSCHECKPOINT2\n"
+#: Each record format as vfs wrote it while its content hash was BLAKE2b (the same layout, the
+#: same lengths): read, never written, so that history and unfinished commits outlive an upgrade.
+LEGACY_MAGICS = {
+    JOURNAL_MAGIC: b"VFSJOURNAL2\n",
+    DONE_MAGIC: b"VFSDONE2\n",
+    CHECKPOINT_MAGIC: b"VFSCHECKPOINT1\n",
+}
 
 
 def valid_checkpoint_name(name: str) -> bool:
@@ -284,6 +310,19 @@ class _Reader:
 
     def __init__(self, name: str) -> None:
         self.name = name
+        #: the record's digests are BLAKE2b's (its format is one of :data:`LEGACY_MAGICS`)
+        self.legacy = False
+        self.digest: Callable[[WriteData], str] = digest
+
+    def format(self, data: bytes, magic: bytes) -> bool:
+        """Whether ``data`` starts with ``magic`` or its legacy twin (same length); the digests
+        it is checked with follow."""
+        if data.startswith(magic):
+            return True
+        if not data.startswith(LEGACY_MAGICS[magic]):
+            return False
+        self.legacy, self.digest = True, legacy_digest
+        return True
 
     def fail(self, why: str) -> CorruptMetadata:
         txid = self.name.rsplit("/", 1)[-1].split(".", 1)[0]
@@ -479,9 +518,9 @@ class TxLog:
         head = len(CHECKPOINT_MAGIC)
         sha, body = data[head : head + 32], data[head + 33 :]
         if (
-            not data.startswith(CHECKPOINT_MAGIC)
+            not reader.format(data, CHECKPOINT_MAGIC)
             or data[head + 32 : head + 33] != b"\n"
-            or digest(body).encode() != sha
+            or reader.digest(body).encode() != sha
         ):
             raise reader.fail("digest mismatch")
         raw = _json(body, reader)
@@ -550,10 +589,10 @@ class TxLog:
 
     def _parse_done(self, txid: str, data: bytes, key: str | None = None) -> DoneRecord:
         reader = _Reader(self.display(key or self.done_key(txid)))
-        if not data.startswith(DONE_MAGIC) or len(data) < len(DONE_MAGIC) + 33:
+        if not reader.format(data, DONE_MAGIC) or len(data) < len(DONE_MAGIC) + 33:
             raise reader.fail("not a vfs decision record")
         sha, body = data[len(DONE_MAGIC) : len(DONE_MAGIC) + 32], data[len(DONE_MAGIC) + 33 :]
-        if data[len(DONE_MAGIC) + 32 : len(DONE_MAGIC) + 33] != b"\n" or digest(body).encode() != sha:
+        if data[len(DONE_MAGIC) + 32 : len(DONE_MAGIC) + 33] != b"\n" or reader.digest(body).encode() != sha:
             raise reader.fail("digest mismatch")
         raw = _json(body, reader)
         changes = self._changes(reader, reader.get(raw, "changes", list))
@@ -603,6 +642,7 @@ class TxLog:
             reverts=_txids(reader, reader.get(raw, "reverts", list)),
             committed=reader.get(raw, "committed", bool),
             session=_session(reader, raw),
+            legacy=reader.legacy,
         )
         if journal.txid != txid:
             raise reader.fail("its txid is not its name")
@@ -663,7 +703,7 @@ def _json(data: bytes, reader: _Reader) -> Any:
 
 
 def _split_journal(data: bytes, reader: _Reader) -> tuple[bytes, memoryview]:
-    if not data.startswith(JOURNAL_MAGIC):
+    if not reader.format(data, JOURNAL_MAGIC):
         raise reader.fail("not a vfs journal")
     line_end = data.find(b"\n", len(JOURNAL_MAGIC), len(JOURNAL_MAGIC) + 64)
     parts = data[len(JOURNAL_MAGIC) : line_end].split(b" ") if line_end > 0 else []
@@ -673,7 +713,7 @@ def _split_journal(data: bytes, reader: _Reader) -> tuple[bytes, memoryview]:
     header = data[line_end + 1 : line_end + 1 + length]
     if length > _MAX_HEADER or len(header) != length:
         raise reader.fail("truncated header")
-    if digest(header).encode() != parts[1]:
+    if reader.digest(header).encode() != parts[1]:
         raise reader.fail("header digest mismatch")
     return header, memoryview(data)[line_end + 1 + length :]
 
@@ -691,7 +731,7 @@ def _images(reader: _Reader, spans: dict[str, Any], body: memoryview, count: int
         if offset + length > len(body):
             raise reader.fail("truncated")
         blob = bytes(body[offset : offset + length])
-        if not isinstance(sha, str) or digest(blob) != sha:
+        if not isinstance(sha, str) or reader.digest(blob) != sha:
             raise reader.fail(f"digest mismatch in the image of target {index_text}")
         images[int(index_text)] = blob
     return images
@@ -706,7 +746,7 @@ def _check_images(reader: _Reader, journal: Journal, body_length: int) -> None:
         if (target.after == "file") != (target.after_sha is not None):
             raise reader.fail(f"target {index} has no post-image digest")
         post = journal.post_images.get(index)
-        if post is not None and digest(post) != target.after_sha:
+        if post is not None and journal.digest(post) != target.after_sha:
             raise reader.fail(f"the post-image of target {index} is not what the commit wrote")
     images = (*journal.pre_images.values(), *journal.post_images.values())
     if sum(len(blob) for blob in images) != body_length:

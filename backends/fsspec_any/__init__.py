@@ -8,7 +8,7 @@ for the temp-file-and-rename publish when the filesystem is fsspec's ``LocalFile
 Versions (the best the filesystem offers)
     A token built from the strong identifiers in ``info()`` when there are any (``generation``,
     ``etag``, ``VersionId``, ``md5Hash``, ``crc32c``: GCS, Azure, HTTP, ...), taken after
-    ``invalidate_cache`` and with ``refresh=True``; otherwise a BLAKE2b hash of the content. fsspec's
+    ``invalidate_cache`` and with ``refresh=True``; otherwise a BLAKE3 hash of the content. fsspec's
     memory store mutates files in place without changing ``ukey``/``checksum``/``created``, and the
     local store's mtime is coarse, so both always hash (``stat``/``matches`` then read the file).
     Listings carry a version only when it comes without reading the file (strong identifiers).
