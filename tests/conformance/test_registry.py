@@ -74,7 +74,7 @@ def test_open_accepts_pathlike_and_upath(tmp_path):
 
 
 def test_a_local_commit_loads_no_heavy_modules(tmp_path):
-    """A commit on local disk locks with flock(2) and hashes with BLAKE2 alone: filelock (fork
+    """A commit on local disk locks with flock(2) and hashes with BLAKE3 alone: filelock (fork
     bookkeeping, logging...), OpenSSL's hashlib and secrets cost tens of ms of every `vfs apply`."""
     code = (
         "import sys, json; before = set(sys.modules); import vfs; "
