@@ -420,6 +420,20 @@ class _Parser:
             raise PatchParseError(LAST_LINE_ERROR)
 
 
+#: Shared ``(old index, new index)`` pairs of context lines, small ones only: a patch of 1,000
+#: chunks holds ~6,000 of them, mostly the same few, and each new tuple is an object the cyclic
+#: collector counts (a gen-0 pass per 700) and later scans. Keyed ``old << 32 | new``: a chunk's
+#: line counts are below 2**32 (each line is an item of a list in memory).
+_PAIRS: dict[int, tuple[int, int]] = {}
+
+
+def _pair(old: int, new: int) -> tuple[int, int]:
+    pair = (old, new)
+    if old < 256 and new < 256:
+        _PAIRS[old << 32 | new] = pair
+    return pair
+
+
 def _bodies(lines: list[str], index: int, count: int, chunks: list[Chunk]) -> int:
     """The body lines from ``lines[index]`` on into the last of ``chunks``, as
     :meth:`_Parser._update_line` takes them (a patch without CR), and each chunk that a ``@@``
@@ -438,7 +452,10 @@ def _bodies(lines: list[str], index: int, count: int, chunks: list[Chunk]) -> in
             line = lines[at]
             first = line[0] if line else " "  # (an empty line is an empty context line)
             if first == " ":
-                context.append((old_count, new_count))
+                pair = _PAIRS.get(old_count << 32 | new_count)
+                if pair is None:
+                    pair = _pair(old_count, new_count)
+                context.append(pair)
                 body = line[1:]
                 old_lines.append(body)
                 new_lines.append(body)

@@ -423,3 +423,15 @@ def test_lf_patches_parse_as_the_state_machine_parses_them(text: str, lenient: b
                 for h in parsed.hunks]  # fmt: skip
 
     assert outcome(text) == outcome(text.replace("\n", "\r\n"))
+
+
+def test_context_index_pairs_are_shared_between_chunks_and_right_past_the_shared_range() -> None:
+    # Shared tuples keep a 1,000-chunk patch's ~6,000 pairs from waking the cyclic collector;
+    # a chunk longer than the shared range still gets its own, right pairs.
+    long_context = "".join(f" line {i}\n" for i in range(300))
+    text = wrap("*** Update File: a.py\n@@\n a\n-b\n+B\n c\n@@\n a\n-b\n+B\n c\n@@\n" + long_context + "+end\n")
+    first, second, long = parse_patch(text).hunks[0].chunks  # type: ignore[union-attr]
+    assert first.context_line_indices == [(0, 0), (2, 2)]
+    assert all(x is y for x, y in zip(first.context_line_indices, second.context_line_indices, strict=True))
+    assert long.context_line_indices[:300] == [(i, i) for i in range(300)]
+    assert long.new_lines[300] == "end"
