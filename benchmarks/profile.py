@@ -23,6 +23,7 @@ import hashlib
 import io
 import os
 import pstats
+import stat
 import statistics
 import sys
 import tempfile
@@ -57,7 +58,7 @@ def _blame() -> str:
 
 
 class IOCounter:
-    """Wraps ``os`` calls, ``open`` and ``hashlib.blake2b``/``sha256`` while active; counts per kind."""
+    """Wraps ``os`` calls, ``open``, ``hashlib``'s hashes and the content hash while active; counts per kind."""
 
     def __init__(self, root: str) -> None:
         self.root = root
@@ -88,7 +89,7 @@ class IOCounter:
 
         def os_open(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
             fd = real["open"](path, flags, *args, **kwargs)
-            is_dir = os.path.isdir(path) if isinstance(path, (str, bytes, os.PathLike)) else False
+            is_dir = stat.S_ISDIR(real["fstat"](fd).st_mode)  # (the path may be relative to a dir_fd)
             counter._fd_kind[fd] = "directory" if is_dir else "file"
             counter._note("os.open (directory)" if is_dir else "os.open (file)")
             return fd
@@ -141,10 +142,10 @@ class IOCounter:
         patch(builtins, "open", py_open)
         for name in real_hashes:
             patch(hashlib, name, hasher(name))
-        # vfs and the backends hash through backends.base (BLAKE2 without hashlib's OpenSSL).
+        # vfs and the backends hash through backends.base.content_digest (BLAKE3, not hashlib).
         import backends.base
 
-        real_content_hash = backends.base._blake2b
+        real_content_hash = backends.base._new_hash or backends.base._blake3()
 
         class CountedHash:
             """A hash fed piece by piece (a content given as pieces): the bytes of each update count."""
@@ -153,17 +154,17 @@ class IOCounter:
                 self.inner = inner
 
             def update(self, data: Any) -> None:
-                counter.bytes["blake2b (content_digest)"] += memoryview(data).nbytes
+                counter.bytes["blake3 (content_digest)"] += memoryview(data).nbytes
                 self.inner.update(data)
 
-            def hexdigest(self) -> str:
-                return str(self.inner.hexdigest())
+            def hexdigest(self, length: int = 32) -> str:
+                return str(self.inner.hexdigest(length))
 
-        def content_hasher(data: bytes = b"", **kwargs: Any) -> Any:
-            counter._note("blake2b (content_digest)", len(data))
+        def content_hasher(data: Any = b"", **kwargs: Any) -> Any:
+            counter._note("blake3 (content_digest)", memoryview(data).nbytes)
             return CountedHash(real_content_hash(data, **kwargs))
 
-        patch(backends.base, "_blake2b", content_hasher)
+        patch(backends.base, "_new_hash", content_hasher)
         try:
             yield self
         finally:
@@ -481,7 +482,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cprofile", type=int, default=15, metavar="N", help="top N functions (0: no cProfile)")
     parser.add_argument("--fresh", action="store_true", help="do not wait out the racy window")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="vfs-profile-", dir=REPO / "benchmarks" / "results") as tmp:
+    results = REPO / "benchmarks" / "results"
+    results.mkdir(parents=True, exist_ok=True)  # (absent in a fresh clone)
+    with tempfile.TemporaryDirectory(prefix="vfs-profile-", dir=results) as tmp:
         base = Path(tmp)
         for name in args.cases:
             root = base / name
