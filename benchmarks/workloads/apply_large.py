@@ -222,6 +222,6 @@ FLOOR_NOTE = (
     "the floor is the I/O any durable patch tool with undo does once it knows the result (one read of "
     "5.3 MB, a durable atomic write of it, the pre-image kept), without parsing, matching, hashing or "
     "checking; ours / floor is what the patch's Python work and vfs's guarantees add: parsing (~6-11 ms), "
-    "matching and planning (~7-9 ms), two BLAKE2b passes (the post-image, reused as the written file's "
+    "matching and planning (~7-9 ms), two BLAKE3 passes (the post-image, reused as the written file's "
     "version; the pre-image, for the history record, on another thread), the version checks."
 )

@@ -132,7 +132,7 @@ def build(ctx: Context) -> Workload:
                 "buffer less, so ~4,870 fresh-page faults a call -> ~20 in a warm process, main-thread CPU ~33 -> "
                 "~23 ms; another file is decoded, strict UTF-8); the unique match and its "
                 "refusal checks (C-level scans), the edited bytes spliced from the bytes read (one copy; no text "
-                "built, then encoded), two blake2b passes (the post-image, reused as the written file's version; the "
+                "built, then encoded), two blake2b passes then (the post-image, reused as the written file's version; the "
                 "pre-image, for the history record): ~28 ms one after the other, now side by side on two cores "
                 "(vfs.txlog.hash_beside: 38 -> 19 ms of wall for 2 x 10 MB, quiet; 0.38x -> 0.34x in a run at load "
                 "~1), 20 MB written (the target, the history record), 2 "

@@ -44,7 +44,7 @@ NEVER = (
     "editors.adapters.cli.history_cmd",
     "editors.adapters.cli.demo_cmd",
     # Heavy and not needed to apply a patch on local disk or in memory: OpenSSL (hashlib; the
-    # content hash is _blake2's), the fsspec stack (only other URLs), threads' event loops, logging.
+    # content hash is the blake3 package's), the fsspec stack (only other URLs), threads' event loops, logging.
     "hashlib",
     "_hashlib",
     "fsspec",
