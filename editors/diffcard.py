@@ -15,6 +15,7 @@ card shows them as the unified diff's ``@@`` headers do (1-based, with context).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 
 from backends.values import value
@@ -26,6 +27,10 @@ if TYPE_CHECKING:
     Action = Literal["add", "modify", "delete", "move"]
 
 LineHunk = tuple[int, int, int, int]  # as editors.apply_patch.matcher.LineHunk (no import: a leaf module)
+#: ``(line, offset)``: a line (0-based) known to start at that byte offset of a file's bytes.
+Mark = tuple[int, int]
+#: Marks in ``before`` and in ``after``, each sorted by line (as editors.apply_patch.matcher.Marks).
+Marks = tuple[tuple[Mark, ...], tuple[Mark, ...]]
 
 CONTEXT = 3
 MAX_FILE_DIFF_LINES = 400
@@ -37,7 +42,7 @@ NO_NEWLINE = "\\ No newline at end of file\n"
 _BLOCK = 1 << 20
 _SMALL = 1 << 8
 _COMPARE = 1 << 16  # bytes compared at once when looking for the first difference
-_BACK = 64  # lines walked back from a mark rather than counted from the top
+_BACK = 64  # lines walked back from a mark rather than counted from an earlier place
 
 
 # -- lines of a file, by number, in one forward pass ----------------------------------------------
@@ -49,13 +54,15 @@ class Lines:
     LF files (and the editor's view of any file) are walked on the bytes: skipping ahead counts
     line breaks a block at a time, so reading a few lines near the end of a large file costs one
     C-level count. ``cr_breaks``: a lone CR ends a line too (the patch matcher's model), used when
-    the file has a CR. ``mark``: a line known to start at a byte offset (``(line, offset)``), where
-    a seek near it starts instead of counting from the top.
+    the file has a CR. ``marks``: lines known to start at byte offsets (:data:`Mark`, sorted by
+    line), where a seek near one starts instead of counting from the top: a diff of 1,000 hunks
+    marked where each starts reads its lines without counting the file's line breaks again.
     """
 
-    def __init__(self, data: bytes | None, *, cr_breaks: bool = False, mark: tuple[int, int] | None = None) -> None:
+    def __init__(self, data: bytes | None, *, cr_breaks: bool = False, marks: Sequence[Mark] = ()) -> None:
         self._data = data or b""
-        self._mark = mark or (0, 0)
+        self._marks = marks
+        self._mark_lines = [line for line, _ in marks]
         self._split: list[str] | None = None
         if cr_breaks and b"\r" in self._data:
             import re  # (rare: a file with CRs)
@@ -69,8 +76,9 @@ class Lines:
 
     def fork(self) -> Lines:
         """Another reader of the same lines, with its own position (nothing is split or counted again)."""
-        other = Lines(None, mark=self._mark)
+        other = Lines(None)
         other._data, other._split = self._data, self._split
+        other._marks, other._mark_lines = self._marks, self._mark_lines
         return other
 
     def __len__(self) -> int:
@@ -82,11 +90,8 @@ class Lines:
     def _seek(self, line: int) -> None:
         if line < self._line:
             self._line, self._pos = 0, 0
-        mark_line, mark_pos = self._mark
-        if self._line < mark_line and line >= mark_line - _BACK:  # from the mark, back a few lines
-            self._line, self._pos = mark_line, mark_pos
-            while self._line > line:
-                self._line, self._pos = self._line - 1, self._data.rfind(b"\n", 0, self._pos - 1) + 1
+        if self._marks:
+            self._near_mark(line)
         data, pos, need = self._data, self._pos, line - self._line
         block = _SMALL  # galloping: blocks double while skipped whole, shrink near the line
         while need > 0 and pos < len(data):
@@ -102,6 +107,24 @@ class Lines:
             pos = data.index(b"\n", pos) + 1
             need -= 1
         self._line, self._pos = line - need, pos
+
+    def _near_mark(self, line: int) -> None:
+        """Move to the place nearest ``line`` from which to count: the last mark at or before it
+        if that is ahead of where this reader is, or the first mark after it if that is closer
+        (a few lines back from it, each found with one ``rfind``)."""
+        after = bisect_right(self._mark_lines, line)
+        start = self._line
+        if after:
+            start = max(start, self._mark_lines[after - 1])
+        if after < len(self._marks):
+            next_line, next_pos = self._marks[after]
+            if next_line - line <= min(_BACK, line - start):
+                self._line, self._pos = next_line, next_pos
+                while self._line > line:
+                    self._line, self._pos = self._line - 1, self._data.rfind(b"\n", 0, self._pos - 1) + 1
+                return
+        if start > self._line:
+            self._line, self._pos = self._marks[after - 1]
 
     def get(self, start: int, stop: int) -> list[str]:
         """Lines ``[start, stop)`` (fewer past the end), decoded, each with its line ending."""
@@ -154,18 +177,19 @@ def region_hunk(before: bytes, after: bytes, same: tuple[int, int] = (0, 0)) -> 
 
 
 def region_edit(
-    path: str, display: str, before: bytes, after: bytes, same: tuple[int, int] = (0, 0), mark: tuple[int, int] = (0, 0)
+    path: str, display: str, before: bytes, after: bytes, same: tuple[int, int] = (0, 0), mark: Mark = (0, 0)
 ) -> FileEdit:
     """A :class:`FileEdit` of one changed region (see :func:`region_hunk`), marked where its hunk
     starts, so that its diff is read from there instead of counting lines from the top again.
     ``mark``: a line known to start at a byte offset within ``same``'s prefix (lines are counted from there)."""
     hunks, found = _region(before, after, same, mark)
-    return FileEdit(path, display, before, after, tuple(hunks), mark=found)
+    marks: Marks = ((found,), (found,)) if found is not None else ((), ())
+    return FileEdit(path, display, before, after, tuple(hunks), marks=marks)
 
 
 def _region(
-    before: bytes, after: bytes, same: tuple[int, int], mark: tuple[int, int] = (0, 0)
-) -> tuple[list[LineHunk], tuple[int, int] | None]:
+    before: bytes, after: bytes, same: tuple[int, int], mark: Mark = (0, 0)
+) -> tuple[list[LineHunk], Mark | None]:
     """:func:`region_hunk`'s hunk, and its first line's ``(line, offset)`` (the same in both)."""
     shortest = min(len(before), len(after))
     prefix = _common_prefix(before, after, shortest, known=same[0])
@@ -236,8 +260,8 @@ class FileEdit:
     source: str | None = None
     source_display: str | None = None
     cr_breaks: bool = False
-    #: ``(line, offset)``: a line known to start at that byte offset in both ``before`` and ``after``
-    mark: tuple[int, int] | None = None
+    #: lines known to start at byte offsets in ``before`` and in ``after`` (where the hunks start)
+    marks: Marks = ((), ())
 
     @property
     def action(self) -> Action:
@@ -247,19 +271,19 @@ class FileEdit:
             return "add"
         return "delete" if self.after is None else "modify"
 
-    def _side(self, data: bytes | None) -> Lines:
-        return Lines(data, cr_breaks=self.cr_breaks, mark=self.mark)
+    def _side(self, data: bytes | None, marks: Sequence[Mark]) -> Lines:
+        return Lines(data, cr_breaks=self.cr_breaks, marks=marks)
 
     def headers(self) -> list[LineHunk]:
         """The unified diff's hunk spans (0-based, context included)."""
-        old = self._side(self.before)
+        old = self._side(self.before, self.marks[0])
         return [_header(group, old, CONTEXT) for group in _groups(self.hunks, CONTEXT)]
 
     def diff_lines(self) -> Iterator[str]:
         """The unified diff, line by line (``a/`` and ``b/`` prefixes, no timestamps), read lazily."""
         if not self.hunks:
             return
-        old, new = self._side(self.before), self._side(self.after)
+        old, new = self._side(self.before, self.marks[0]), self._side(self.after, self.marks[1])
         old_name = "/dev/null" if self.before is None else f"a/{self.source_display or self.display}"
         new_name = "/dev/null" if self.after is None else f"b/{self.display}"
         yield f"--- {old_name}\n"

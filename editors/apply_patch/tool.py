@@ -175,14 +175,30 @@ def file_edits(plan: PatchPlan) -> tuple[FileEdit, ...]:
             source = by_key[move.path]
             out.append(
                 FileEdit(
-                    change.path, change.display, source.before, change.after, move.hunks, move.path, move.display, True
+                    change.path,
+                    change.display,
+                    source.before,
+                    change.after,
+                    move.hunks,
+                    move.path,
+                    move.display,
+                    True,
+                    marks=move.where.marks(),
                 )
             )
             continue
         only = steps.get(change.path, [])
         if len(only) == 1 and only[0].kind == "update":
             out.append(
-                FileEdit(change.path, change.display, change.before, change.after, only[0].hunks, cr_breaks=True)
+                FileEdit(
+                    change.path,
+                    change.display,
+                    change.before,
+                    change.after,
+                    only[0].hunks,
+                    cr_breaks=True,
+                    marks=only[0].where.marks(),
+                )
             )
         else:
             out.append(whole_file(change.path, change.display, change.before, change.after))

@@ -247,3 +247,40 @@ def test_editor_calls_carry_cards_and_locations(tmp_path: Any) -> None:
 
     failed = editor.run({"command": "str_replace", "path": "/workspace/a.py", "old_str": "nope", "new_str": ""})
     assert failed.is_error and failed.data is None
+
+
+# -- marks: where lines are known to start ---------------------------------------------------------
+
+
+def test_lines_read_from_marks_as_from_the_top() -> None:
+    """Marks only change where a seek starts counting: every read, forward, back or past the end,
+    gives the lines that a reader without marks gives."""
+    rng = random.Random(5)
+    data = b"".join(b"%d %s\n" % (i, b"x" * rng.randint(0, 90)) for i in range(30_000)) + b"tail"
+    starts = [0] + [i + 1 for i, byte in enumerate(data) if byte == 10]
+    marked = sorted(rng.sample(range(len(starts)), 300))
+    marks = tuple((line, starts[line]) for line in marked)
+    plain, with_marks = Lines(data), Lines(data, marks=marks)
+    ahead = with_marks.fork()
+    for _ in range(400):
+        start = rng.choice([rng.randrange(30_005), rng.choice(marked) - rng.randint(0, 70)])
+        stop = start + rng.randint(0, 8)
+        start = max(start, 0)
+        assert with_marks.get(start, stop) == plain.get(start, stop), (start, stop)
+        assert ahead.get(stop, stop + 3) == plain.get(stop, stop + 3)
+
+
+def test_a_fast_path_update_marks_where_each_hunk_starts(tmp_path: Any) -> None:
+    case = inputs.update_patch({"big.py": inputs.source(lines=20_000)}, 300)
+    (tmp_path / "big.py").write_bytes(case.files["big.py"])
+    ws = vfs.open_workspace(str(tmp_path))
+    [edit] = apply_patch(ws, case.patch, dry_run=True, diff=True).edits
+    old_marks, new_marks = edit.marks
+    assert len(old_marks) == len(new_marks) == len(edit.hunks) == 300
+    for (old_start, _, new_start, _), (old_line, old_at), (new_line, new_at) in zip(
+        edit.hunks, old_marks, new_marks, strict=True
+    ):
+        assert (old_line, new_line) == (old_start, new_start)
+        for data, line, at in ((edit.before or b"", old_line, old_at), (edit.after or b"", new_line, new_at)):
+            assert data.count(b"\n", 0, at) == line and (at == 0 or data[at - 1 : at] == b"\n")
+    assert apply_unified(case.files["big.py"].decode(), edit.diff()) == case.expected["big.py"].decode()
