@@ -15,7 +15,6 @@ card shows them as the unified diff's ``@@`` headers do (1-based, with context).
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 
 from backends.values import value
@@ -62,7 +61,7 @@ class Lines:
     def __init__(self, data: bytes | None, *, cr_breaks: bool = False, marks: Sequence[Mark] = ()) -> None:
         self._data = data or b""
         self._marks = marks
-        self._mark_lines = [line for line, _ in marks]
+        self._after = 0  # the first mark past the line last sought (readers go forward)
         self._split: list[str] | None = None
         if cr_breaks and b"\r" in self._data:
             import re  # (rare: a file with CRs)
@@ -78,7 +77,7 @@ class Lines:
         """Another reader of the same lines, with its own position (nothing is split or counted again)."""
         other = Lines(None)
         other._data, other._split = self._data, self._split
-        other._marks, other._mark_lines = self._marks, self._mark_lines
+        other._marks = self._marks
         return other
 
     def __len__(self) -> int:
@@ -112,10 +111,15 @@ class Lines:
         """Move to the place nearest ``line`` from which to count: the last mark at or before it
         if that is ahead of where this reader is, or the first mark after it if that is closer
         (a few lines back from it, each found with one ``rfind``)."""
-        after = bisect_right(self._mark_lines, line)
+        marks, after = self._marks, self._after
+        if after and marks[after - 1][0] > line:  # (a seek back: rare, the diff reads forward)
+            after = 0
+        while after < len(marks) and marks[after][0] <= line:
+            after += 1
+        self._after = after
         start = self._line
         if after:
-            start = max(start, self._mark_lines[after - 1])
+            start = max(start, marks[after - 1][0])
         if after < len(self._marks):
             next_line, next_pos = self._marks[after]
             if next_line - line <= min(_BACK, line - start):
