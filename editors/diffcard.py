@@ -120,15 +120,15 @@ class Lines:
         start = self._line
         if after:
             start = max(start, marks[after - 1][0])
-        if after < len(self._marks):
-            next_line, next_pos = self._marks[after]
+        if after < len(marks):
+            next_line, next_pos = marks[after]
             if next_line - line <= min(_BACK, line - start):
                 self._line, self._pos = next_line, next_pos
                 while self._line > line:
                     self._line, self._pos = self._line - 1, self._data.rfind(b"\n", 0, self._pos - 1) + 1
                 return
         if start > self._line:
-            self._line, self._pos = self._marks[after - 1]
+            self._line, self._pos = marks[after - 1]
 
     def get(self, start: int, stop: int) -> list[str]:
         """Lines ``[start, stop)`` (fewer past the end), decoded, each with its line ending."""
