@@ -572,8 +572,9 @@ def _byte_hunks(data: bytes, edits: Sequence[ByteEdit], base: int) -> tuple[list
         old_len, new_len = data.count(b"\n", start, end), new.count(b"\n")
         if old_len or new_len:
             out.append((line, old_len, line + delta, new_len))
-            old_marks.append((line, start))
-            new_marks.append((line + delta, start + shift))
+            # (a file's first line starts at 0, before its BOM: the edit of that line starts after it)
+            old_marks.append((line, start if line else 0))
+            new_marks.append((line + delta, start + shift if line + delta else 0))
         line += old_len
         delta += new_len - old_len
         shift += len(new) - (end - start)

@@ -270,17 +270,24 @@ def test_lines_read_from_marks_as_from_the_top() -> None:
         assert ahead.get(stop, stop + 3) == plain.get(stop, stop + 3)
 
 
-def test_a_fast_path_update_marks_where_each_hunk_starts(tmp_path: Any) -> None:
+@pytest.mark.parametrize("bom", [b"", "\ufeff".encode()])
+def test_a_fast_path_update_marks_where_each_hunk_starts(tmp_path: Any, bom: bytes) -> None:
     case = inputs.update_patch({"big.py": inputs.source(lines=20_000)}, 300)
-    (tmp_path / "big.py").write_bytes(case.files["big.py"])
+    patch = case.patch.replace(  # one more hunk, on the first line (after the BOM, if any)
+        "*** Update File: big.py\n", "*** Update File: big.py\n@@\n-# top\n+# top, edited\n", 1
+    )
+    (tmp_path / "big.py").write_bytes(bom + b"# top\n" + case.files["big.py"])
     ws = vfs.open_workspace(str(tmp_path))
-    [edit] = apply_patch(ws, case.patch, dry_run=True, diff=True).edits
+    [edit] = apply_patch(ws, patch, dry_run=True, diff=True).edits
     old_marks, new_marks = edit.marks
-    assert len(old_marks) == len(new_marks) == len(edit.hunks) == 300
+    assert len(old_marks) == len(new_marks) == len(edit.hunks) == 301
+    assert edit.hunks[0][0] == 0
     for (old_start, _, new_start, _), (old_line, old_at), (new_line, new_at) in zip(
         edit.hunks, old_marks, new_marks, strict=True
     ):
         assert (old_line, new_line) == (old_start, new_start)
         for data, line, at in ((edit.before or b"", old_line, old_at), (edit.after or b"", new_line, new_at)):
             assert data.count(b"\n", 0, at) == line and (at == 0 or data[at - 1 : at] == b"\n")
-    assert apply_unified(case.files["big.py"].decode(), edit.diff()) == case.expected["big.py"].decode()
+    plain = FileEdit(edit.path, edit.display, edit.before, edit.after, edit.hunks, cr_breaks=True)
+    assert edit.diff() == plain.diff()  # read from the marks, as from the top
+    assert apply_unified((edit.before or b"").decode(), edit.diff()) == (edit.after or b"").decode()
