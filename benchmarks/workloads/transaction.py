@@ -14,9 +14,11 @@ The workspace's history is full from the start (steady state: each commit also p
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 import secrets
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,15 +33,24 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 
+_SLICE = 1 << 20
+_SYNC_FILE_RANGE_WRITE = 2
+_sync_file_range = getattr(ctypes.CDLL(None), "sync_file_range", None) if sys.platform.startswith("linux") else None
+
+
 def durable_write(path: str, data: bytes) -> None:
-    """The bare durable atomic write: temp + fsync + replace + directory fsync."""
+    """The bare durable atomic write: temp + fsync + replace + directory fsync. A file over 1 MiB
+    goes down in 1 MiB slices, each followed by a start of its writeback (``sync_file_range``), as
+    the local backend writes one to be flushed: the least a durable write of it costs here."""
     directory, name = os.path.split(path)
     tmp = os.path.join(directory, f".{name}.bench-{secrets.token_hex(4)}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view) :]
+            view = view[os.write(fd, view[:_SLICE]) :]
+            if view and _sync_file_range is not None:
+                _sync_file_range(fd, ctypes.c_longlong(0), ctypes.c_longlong(0), _SYNC_FILE_RANGE_WRITE)
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -75,3 +75,17 @@ def test_runner_writes_table_json_and_reports_missing(
     assert all(s["summary"]["n"] == 1 for s in series)
     assert (tmp_path / "latest.md").read_text() in out
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("work-")]  # scratch files removed
+
+
+@pytest.mark.parametrize("size", [0, 5, (1 << 20) - 1, 3 * (1 << 20) + 5])
+def test_the_bare_durable_write_lands_byte_for_byte(tmp_path: Path, size: int) -> None:
+    """The baseline the floors are made of writes a large file in slices (starting its writeback
+    between them): every byte lands once, in order, and no temp file is left."""
+    from benchmarks.workloads.transaction import durable_write
+
+    data = bytes(i % 251 for i in range(size))
+    target = tmp_path / "f.bin"
+    target.write_bytes(b"old")
+    durable_write(str(target), data)
+    assert target.read_bytes() == data
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.bin"]
