@@ -486,8 +486,16 @@ def build(ctx: Context) -> Workload:
 
 
 RATIO_NOTE = (
-    "Met in session 11's run (see the measured column; a same-day run before the change: 2.24x, "
-    "2.14-2.44x). Two round trips came off the 100-file commit. (1) botocore asks UploadPart, as "
+    "Met on the Intel Xeon of 2026-12-06's earlier runs (1.74x), missed on the AMD machine of its evening "
+    "runs (2.12x, 2.19x), where 100 requests cost the client and SeaweedFS 3.9-4.4x one (3.0x on the Xeon: "
+    "the informative rows). There the 100 PUTs' wave takes what 100 plain PUTs take (100-130 ms: "
+    "timelines of session 14), and its 6 round trips, the wave one of them, each wait for the one before: the "
+    "prefetch; the lease with the journal's upload created; its part (it needs the upload) beside the "
+    "folders' re-check; the fenced completion (it needs the part and the lease); the PUTs (they need the "
+    "completed journal); the decision (it needs the PUTs). A journal sent whole beside the lease would be "
+    "visible before the lease is known held, which the fencing of a paused holder rules out. "
+    "Session 11 (met then; a same-day run before the change: 2.24x, "
+    "2.14-2.44x): two round trips came off the 100-file commit. (1) botocore asks UploadPart, as "
     "PutObject, for Expect: 100-continue, so the journal's part waited a round trip for the store's "
     "interim answer before its body left: 53 ms for a part of 4 KB or 400 KB through the proxy, 25-31 ms "
     "without it (backends/s3/client.py drops the header below 1 MiB, as it did for PutObject): "

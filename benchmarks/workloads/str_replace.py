@@ -169,9 +169,10 @@ def build(ctx: Context) -> Workload:
 
 FLOOR_NOTE = (
     "the floor is what any durable str_replace with undo does at the least, in Python with nothing "
-    "checked: one read, bytes.replace, a bare durable atomic write of 10 MB and the 10 MB pre-image kept "
-    "in a file. On this machine's disk a 10 MB write into the page cache takes 2.5 ms or, at random, "
-    "40-95 ms (the VM's writeback throttling, measured with a bare os.write), and the fsync of 10 MB "
-    "~9 ms: where the floor's ratio to OpenHands is near 0.3x, the bound cannot be met by a durable "
-    "editor on this disk; ours / floor is what vfs adds (UTF-8 check, hashes, the checks, the card)."
+    "checked: one read, bytes.replace, a bare durable atomic write of 10 MB (in 1 MiB slices, its "
+    "writeback started between them, as the local backend writes a file to be flushed since session 14: "
+    "the floor 65 -> 25 ms on the AMD machine of 2026-12-06) and the 10 MB pre-image kept in a file; ours "
+    "/ floor is what vfs adds (UTF-8 check, hashes, the checks, the card). Written whole and flushed, a "
+    "10 MB write into the page cache took 2.5 ms or, at random, 40-95 ms on the earlier machines (the VM's "
+    "writeback throttling, measured with a bare os.write)."
 )
