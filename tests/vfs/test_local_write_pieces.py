@@ -133,12 +133,16 @@ class _Kicks:
         return 0
 
 
+@pytest.fixture
+def kicks(monkeypatch: pytest.MonkeyPatch) -> _Kicks:
+    """The backend's sync_file_range, replaced by a recorder for the test."""
+    recorder = _Kicks()
+    monkeypatch.setattr(publish, "_SYNC_FILE_RANGE", recorder)
+    return recorder
+
+
 @pytest.mark.parametrize("layout", ["edited", "one large", "large pieces among small"])
-def test_writeback_starts_early_for_a_file_to_be_flushed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str
-) -> None:
-    kicks = _Kicks()
-    monkeypatch.setattr(publish, "_SYNC_FILE_RANGE", kicks)
+def test_writeback_starts_early_for_a_file_to_be_flushed(tmp_path: Path, kicks: _Kicks, layout: str) -> None:
     data = LAYOUTS[layout]()
     total = len(_expected(data))
     assert _written(tmp_path / "out", data, flushing=True) == _expected(data)
@@ -149,11 +153,7 @@ def test_writeback_starts_early_for_a_file_to_be_flushed(
 
 
 @pytest.mark.parametrize("layout", ["small", "more pieces than one writev takes", "edited"])
-def test_no_writeback_is_started_for_a_small_or_unflushed_file(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str
-) -> None:
-    kicks = _Kicks()
-    monkeypatch.setattr(publish, "_SYNC_FILE_RANGE", kicks)
+def test_no_writeback_is_started_for_a_small_or_unflushed_file(tmp_path: Path, kicks: _Kicks, layout: str) -> None:
     data = LAYOUTS[layout]()
     small = len(_expected(data)) < MiB
     assert _written(tmp_path / "out", data, flushing=small) == _expected(data)
@@ -162,10 +162,8 @@ def test_no_writeback_is_started_for_a_small_or_unflushed_file(
 
 @pytest.mark.parametrize("fsync", [True, False])
 def test_a_commit_starts_the_writeback_of_a_large_file_only_when_durable(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fsync: bool
+    tmp_path: Path, kicks: _Kicks, fsync: bool
 ) -> None:
-    kicks = _Kicks()
-    monkeypatch.setattr(publish, "_SYNC_FILE_RANGE", kicks)
     (tmp_path / "big.bin").write_bytes(b"old\n")
     ws = vfs.open_workspace(str(tmp_path), storage_options={"fsync": fsync})
     new = random.Random(3).randbytes(3 * MiB)
@@ -183,7 +181,7 @@ def test_the_kernel_call_is_found_on_linux() -> None:
     assert publish._SYNC_FILE_RANGE is not None
 
 
-def test_a_stand_in_os_gets_plain_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stand_in_os_gets_plain_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kicks: _Kicks) -> None:
     """Where ``os.write`` is not the C function (an emulated filesystem's stand-in, which has no
     writev of its own), neither writev nor the libc hint is called: each piece goes through the
     stand-in's write."""
@@ -197,10 +195,8 @@ def test_a_stand_in_os_gets_plain_writes(tmp_path: Path, monkeypatch: pytest.Mon
     def no_writev(fd: int, buffers: list[bytes | memoryview]) -> int:
         raise AssertionError("writev called with a stand-in's handle")
 
-    kicks = _Kicks()
     monkeypatch.setattr(os, "write", stand_in_write)
     monkeypatch.setattr(os, "writev", no_writev)
-    monkeypatch.setattr(publish, "_SYNC_FILE_RANGE", kicks)
     data = LAYOUTS["edited"]()
     assert isinstance(data, list)
     assert _written(tmp_path / "out", data, flushing=True) == _expected(data)
