@@ -47,6 +47,9 @@ class Context:
     overrides: dict[str, dict[str, str]] = field(default_factory=dict)
     python: str = sys.executable
     keep: bool = False
+    #: the interpreter of our whole-process series and of the bare interpreter beside them: a
+    #: regular install where the runner made one (benchmarks/install.py), else ``python``
+    process_python: str = sys.executable
 
     def settle(self, *paths: Path) -> None:
         """Wait out the racy window (see :func:`wait_until_settled`); skipped at tiny size."""
@@ -85,7 +88,8 @@ class Context:
     # -- processes ----------------------------------------------------------------------------
 
     def env(self) -> dict[str, str]:
-        """The environment of every child: ours importable from the checkout, and bytecode cached.
+        """The environment of every child: bytecode cached, and ours importable from the checkout
+        where the processes run the runner's interpreter (a regular install imports its own copy).
 
         Bytecode goes to a cache under ``benchmarks/results/`` (``PYTHONPYCACHEPREFIX``) even when
         ``PYTHONDONTWRITEBYTECODE`` is set (as in some sandboxes): an installed package has its
@@ -93,16 +97,17 @@ class Context:
         The warm-up run fills the cache.
         """
         env = dict(os.environ)
-        path = env.get("PYTHONPATH")
-        env["PYTHONPATH"] = str(REPO) + (os.pathsep + path if path else "")
+        if self.process_python == self.python:
+            path = env.get("PYTHONPATH")
+            env["PYTHONPATH"] = str(REPO) + (os.pathsep + path if path else "")
         env.pop("VFS_TEST_CRASH_AT", None)
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
         return env
 
     def vfs_cli(self, *args: str) -> list[str]:
-        """``python -m editors.cli ARGS`` with the real interpreter (never a pyenv shim script)."""
-        return [self.python, "-m", "editors.cli", *args]
+        """``python -m editors.cli ARGS`` with the processes' interpreter (never a pyenv shim script)."""
+        return [self.process_python, "-m", "editors.cli", *args]
 
     def run(self, argv: list[str], *, stdin: bytes | None = None, cwd: Path | None = None) -> ProcessResult:
         """Run a process to completion: wall time from spawn to reaping, and its own peak RSS.

@@ -298,6 +298,8 @@ def markdown(results: list[WorkloadResult], meta: dict[str, Any], *, details: bo
         "",
         "Peers: " + "; ".join(f"{k}: {v}" for k, v in m["peers"].items()) + ".",
         "",
+        f"Our processes (and the bare interpreter beside them) run {cfg.get('processes', 'with the runner')}.",
+        "",
         f"Run: `{cfg['command']}` ({cfg['profile']} sizes, {cfg['reps']} repetitions after "
         f"{cfg['warmup']} warm-up, alternating{_runs(results, cfg['reps'])}; each series' recorded runs: "
         'the "runs" column of its table).',

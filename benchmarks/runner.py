@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks import report, workloads
+from benchmarks import install, report, workloads
 from benchmarks.context import PROFILES, REPO, Context
 from benchmarks.core import Workload, WorkloadResult, run_workload
 
@@ -67,6 +67,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--no-sync", action="store_true", help="do not os.sync() before each measured run")
     parser.add_argument("--publish", action="store_true", help="also write docs/benchmarks.md and docs/benchmarks.png")
     parser.add_argument("--list", action="store_true", help="list workloads and their parameters, then exit")
+    parser.add_argument(
+        "--dev-interpreter",
+        action="store_true",
+        help="run our processes with this interpreter, not a regular install of the tree (tiny: always)",
+    )
     return parser.parse_args(argv)
 
 
@@ -113,10 +118,20 @@ def main(argv: list[str] | None = None) -> int:
     scratch_parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="work-", dir=scratch_parent))
     ctx = Context(scratch, profile, _overrides(args.set), keep=args.keep)
+    processes = install.DEVELOPMENT
+    if profile != "tiny" and not args.dev_interpreter:
+        print("installing this tree into the processes' venv (benchmarks/install.py)", file=sys.stderr, flush=True)
+        ctx.process_python, processes = install.regular_install(REPO)
     command = "python -m benchmarks " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     meta: dict[str, Any] = {
         "machine": report.machine(scratch),
-        "config": {"profile": profile, "reps": reps, "warmup": warmup, "command": command.strip()},
+        "config": {
+            "profile": profile,
+            "reps": reps,
+            "warmup": warmup,
+            "command": command.strip(),
+            "processes": processes,
+        },
     }
 
     def log(message: str) -> None:

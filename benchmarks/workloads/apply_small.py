@@ -77,7 +77,7 @@ def build(ctx: Context) -> Workload:
         return check
 
     def floor() -> Measured:
-        last["floor"] = result = ctx.run([ctx.python, "-c", "pass"], cwd=root)
+        last["floor"] = result = ctx.run([ctx.process_python, "-c", "pass"], cwd=root)
         return result.time()
 
     series = [

@@ -72,7 +72,7 @@ def build(ctx: Context) -> Workload:
         Series("codex", "Codex apply_patch: peak RSS", "peer", rss("codex", [ctx.codex.path or "apply_patch"],
                patch_bytes), settled, verify("codex"), unit="bytes", missing=ctx.codex.missing),
         Series("python", "python + vfs modules, no file: peak RSS", "baseline",
-               rss("python", [ctx.python, "-c", imports], None), verify=verify("python", files=False), unit="bytes"),
+               rss("python", [ctx.process_python, "-c", imports], None), verify=verify("python", files=False), unit="bytes"),
         Series("floor", "measurement floor (the launcher spawning `true`)", "baseline",
                rss("floor", ["true"], None), verify=verify("floor", files=False), unit="bytes"),
     ]  # fmt: skip

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import runner, workloads
+from benchmarks import install, runner, workloads
 from benchmarks.context import Context
 from benchmarks.core import run_workload
 from tests.support import s3_servers
@@ -75,6 +75,9 @@ def test_runner_writes_table_json_and_reports_missing(
     assert all(s["summary"]["n"] == 1 for s in series)
     assert (tmp_path / "latest.md").read_text() in out
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("work-")]  # scratch files removed
+    # a smoke run makes no install: its processes run the runner's interpreter, and the report says so
+    assert document["config"]["processes"] == install.DEVELOPMENT
+    assert f"Our processes (and the bare interpreter beside them) run {install.DEVELOPMENT}." in out
 
 
 @pytest.mark.parametrize("size", [0, 5, (1 << 20) - 1, 3 * (1 << 20) + 5])
