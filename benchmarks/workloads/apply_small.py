@@ -17,11 +17,12 @@ from benchmarks.context import Context, check_files, check_process, reset_histor
 from benchmarks.core import Measured, Series, Target, Workload
 
 NOTE = (
-    "Measured in the development venv (an editable install and the test extras), as both series run: "
-    "there the bare interpreter pays setuptools' editable finder at every start. Session 14, in a venv made "
-    "by `pip install .` instead: `python -c pass` 17-18 ms against 40-43 ms, this patch's `vfs apply` "
-    "37-38 ms against 59-73 ms (15 alternated runs, twice, AMD EPYC): ~2.1x there, over the bound; vfs's "
-    "own imports and apply are ~20 ms in both. Earlier, "
+    "Since session 14 both series run a venv made by `pip install .` of the tree (benchmarks/install.py), as "
+    "users run vfs: 2.49x in the run of 2026-12-06 23:07 (52 ms against 21 ms), missed. Until then they ran "
+    "the development venv, whose editable finder (a .pth importing pathlib, importlib.util and more) and "
+    "test extras made the bare interpreter 40-43 ms: 1.21-1.55x there, flattered, since vfs needs much of "
+    "what the finder had loaded. The ~31 ms over the bare interpreter are the next profile to take (fsync "
+    "off takes the same time: not the flushes). Earlier, in the development venv, "
     "counted in instructions (valgrind; steadier than time on a shared machine), on this machine's venv: "
     "`python -c pass` 89 M, `vfs apply` 125 M, 1.41x (169 M at the start of issue 20's third round; 205 M before "
     "the second; 337 M before the value classes left dataclasses, see backends/values.py). The third round: "
