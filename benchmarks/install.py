@@ -7,8 +7,8 @@ in a venv made by ``pip install .`` (session 14, AMD EPYC). Timing ``vfs apply``
 bare interpreter beside it, measures the development set-up, not the product.
 
 The venv lives beside the peers (``$VFS_BENCH_CACHE/install``); it is made once with the runtime
-dependencies, and at each run this tree, as it is, is installed into it again (no dependencies,
-a fresh build). Where that cannot be done (no network for the first install, say), the series run
+dependencies, and at each run the dependencies are checked and this tree, as it is, is installed
+into it again (a fresh build). Where that cannot be done (no network for the first install, say), the series run
 the runner's own interpreter and the report says so.
 """
 
@@ -29,9 +29,12 @@ def regular_install(repo: Path) -> tuple[str, str]:
     report says of it; the runner's own interpreter and why, where that cannot be made."""
     venv = cache_dir() / "install"
     python = venv / "bin" / "python"
-    steps = [[str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(repo)]]
+    # The dependencies every time (nothing to do once they are there; a dependency added to the
+    # tree, or a first install cut short, is made good), then the tree itself, rebuilt as it is.
+    pip = [str(python), "-m", "pip", "install", "-q"]
+    steps = [[*pip, str(repo)], [*pip, "--no-deps", "--force-reinstall", str(repo)]]
     if not python.exists():
-        steps[:0] = [[sys.executable, "-m", "venv", str(venv)], [str(python), "-m", "pip", "install", "-q", str(repo)]]
+        steps.insert(0, [sys.executable, "-m", "venv", str(venv)])
     for step in steps:
         try:
             done = subprocess.run(step, capture_output=True, text=True, timeout=600)
