@@ -6,6 +6,12 @@ environment and no flags, as the ``vfs`` console script starts it (``#!.../pytho
 ``from editors.adapters.cli import run``; the script costs what ``-m editors.cli`` costs, see
 ``python -m benchmarks.startup``). The target is a ratio to that floor, measured in the same run
 (issue 20: <= 1.6x); the earlier absolute bound (< 0.1 s) stays as a row of its own.
+
+Two more baselines split the rest, in the same run: ``python -m`` of an empty module (what the
+``-m`` launcher costs before any code of ours: runpy and the importlib modules it loads), and
+``python -m`` of a module that imports exactly what ``vfs apply`` imports and then ends as the
+command does (loading our code, no work). ``vfs apply`` over that second one is the work itself:
+reading the patch, the files, the commit with its fsyncs, the history record.
 """
 
 from __future__ import annotations
@@ -40,6 +46,22 @@ NOTE = (
     "28 M); installed from a wheel, the interpreter starts faster and vfs apply imports none of those (nor re). "
     "`python -m benchmarks.startup` shows where the time goes; the console script costs what `-m` does."
 )
+
+#: The baselines' modules, written into a folder of their own (``-m`` finds them in the working
+#: directory). LOADED_MODULE imports what ``vfs apply`` imports before its work and ends as the
+#: command ends (``editors.adapters.cli.run``: no teardown); a test keeps the two lists equal.
+EMPTY_MODULE = "vfs_bench_empty"
+LOADED_MODULE = "vfs_bench_loaded"
+LOADED_SOURCE = """\
+import os
+
+import backends.local.backend
+import blake3
+import editors.adapters.cli
+import editors.adapters.cli.apply_cmd
+
+os._exit(0)
+"""
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "full": {"files": 3, "lines": 300, "hunks": 2},
@@ -81,6 +103,17 @@ def build(ctx: Context) -> Workload:
         last["floor"] = result = ctx.run([ctx.process_python, "-c", "pass"], cwd=root)
         return result.time()
 
+    baselines = ctx.workdir("apply_small_baselines")
+    (baselines / f"{EMPTY_MODULE}.py").write_text("")
+    (baselines / f"{LOADED_MODULE}.py").write_text(LOADED_SOURCE)
+
+    def module(name: str, module: str) -> Any:
+        def measure() -> Measured:
+            last[name] = result = ctx.run([ctx.process_python, "-m", module], cwd=baselines)
+            return result.time()
+
+        return measure
+
     series = [
         Series("ours.cli", "vfs apply, whole process (durable)", "ours", run("ours.cli", ctx.vfs_cli("apply")), settled,
                verify("ours.cli")),
@@ -91,6 +124,10 @@ def build(ctx: Context) -> Workload:
                verify("ours.nofsync")),
         Series("python", "python -c pass (the same interpreter, env and flags: the floor)", "baseline", floor,
                verify=lambda: check_process(last["floor"], "python -c pass")),
+        Series("launcher", "python -m, an empty module (the -m launcher: the floor of any python -m)", "baseline",
+               module("launcher", EMPTY_MODULE), verify=lambda: check_process(last["launcher"], "python -m (empty)")),
+        Series("loaded", "python -m, importing what vfs apply imports, no work", "baseline",
+               module("loaded", LOADED_MODULE), verify=lambda: check_process(last["loaded"], "python -m (loaded)")),
     ]  # fmt: skip
     targets = [
         Target(
@@ -102,6 +139,24 @@ def build(ctx: Context) -> Workload:
         ),
         Target("small patch: `vfs apply` whole process < 0.1 s (the earlier, absolute target)", "ours.cli", 0.1),
         Target("small patch: `vfs apply` / Codex (informative)", "ours.cli", float("inf"), denominator="codex"),
+        Target(
+            "small patch: the -m launcher, an empty module / the bare interpreter (informative: the floor of -m)",
+            "launcher",
+            float("inf"),
+            denominator="python",
+        ),
+        Target(
+            "small patch: our code loaded, no work / the bare interpreter (informative)",
+            "loaded",
+            float("inf"),
+            denominator="python",
+        ),
+        Target(
+            "small patch: `vfs apply` / our code loaded, no work (informative: the work itself)",
+            "ours.cli",
+            float("inf"),
+            denominator="loaded",
+        ),
     ]
     params = {**p, "patch_bytes": len(patch_bytes)}
     return Workload(
