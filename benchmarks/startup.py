@@ -9,7 +9,10 @@ Two views of ``python -m editors.cli apply`` on a small patch (3 files):
 2. ``python -X importtime``, median over the runs: the import tree, the heaviest imports with the
    first-party module that pulled each in, and what the first-party modules cost themselves.
 
-``--json PATH`` writes both as JSON.
+The commands run a venv made by ``pip install .`` of the tree (``benchmarks/install.py``), as the
+runner's whole-process series do and as users run vfs; ``--dev-interpreter`` runs this
+interpreter instead (a development venv's editable finder slows every start). ``--json PATH``
+writes both views as JSON.
 """
 
 from __future__ import annotations
@@ -25,8 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks import inputs
-from benchmarks.context import Context, check_process, restore
+from benchmarks import inputs, install
+from benchmarks.context import REPO, Context, check_process, restore
+from benchmarks.workloads import apply_small
 
 FIRST_PARTY = ("vfs", "backends", "editors", "benchmarks")
 _LINE = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \| (\s*)(\S+)$")
@@ -95,41 +99,51 @@ def _small_case(root: Path) -> tuple[bytes, dict[Path, bytes]]:
     return case.patch.encode("utf-8"), {root / path: data for path, data in case.files.items()}
 
 
-def measure(runs: int) -> dict[str, Any]:
+def measure(runs: int, python: str | None = None) -> dict[str, Any]:
+    """The ladder and the import trees, run with ``python`` (default: this interpreter)."""
     with tempfile.TemporaryDirectory(prefix="vfs-startup-") as tmp:
         root = Path(tmp)
         ctx = Context(root, "quick")
-        patch, originals = _small_case(root)
-        py = ctx.python
-        ladder = [
-            ("python -c pass", [py, "-c", "pass"], None),
-            ("python -S -c pass (no site-packages)", [py, "-S", "-c", "pass"], None),
-            ("import vfs", [py, "-c", "import vfs"], None),
-            ("import vfs, backends.local", [py, "-c", "import vfs, backends.local"], None),
+        if python is not None:
+            ctx.process_python = python
+        patch, originals = _small_case(root / "ws")
+        py = ctx.process_python
+        baselines = root / "baselines"
+        baselines.mkdir()
+        (baselines / f"{apply_small.EMPTY_MODULE}.py").write_text("")
+        (baselines / f"{apply_small.LOADED_MODULE}.py").write_text(apply_small.LOADED_SOURCE)
+        workspace = root / "ws"
+        ladder: list[tuple[str, list[str], bytes | None, Path]] = [
+            ("python -c pass", [py, "-c", "pass"], None, workspace),
+            ("python -S -c pass (no site-packages)", [py, "-S", "-c", "pass"], None, workspace),
+            ("python -m, an empty module (the -m launcher)", [py, "-m", apply_small.EMPTY_MODULE], None, baselines),
+            ("import vfs", [py, "-c", "import vfs"], None, workspace),
+            ("import vfs, backends.local", [py, "-c", "import vfs, backends.local"], None, workspace),
             (
-                "import vfs, backends.local and the apply modules",
-                [py, "-c", "import vfs, backends.local, editors.apply_patch.tool, editors.adapters.cli.apply_cmd"],
+                "python -m, importing what vfs apply imports, no work",
+                [py, "-m", apply_small.LOADED_MODULE],
                 None,
+                baselines,
             ),
-            ("python -m editors.cli --help", [py, "-m", "editors.cli", "--help"], None),
-            ("python -m editors.cli apply (3-file patch)", [*ctx.vfs_cli("apply")], patch),
+            ("python -m editors.cli --help", [py, "-m", "editors.cli", "--help"], None, workspace),
+            ("python -m editors.cli apply (3-file patch)", [*ctx.vfs_cli("apply")], patch, workspace),
         ]
         script = Path(py).parent / "vfs"  # the console script, where vfs is installed in this interpreter
         if script.is_file():
-            ladder.append(("vfs apply (the console script; 3-file patch)", [str(script), "apply"], patch))
+            ladder.append(("vfs apply (the console script; 3-file patch)", [str(script), "apply"], patch, workspace))
         walls: dict[str, list[float]] = defaultdict(list)
         cpus: dict[str, list[float]] = defaultdict(list)
         for _ in range(runs):
-            for label, argv, stdin in ladder:
+            for label, argv, stdin, cwd in ladder:
                 restore(originals)
-                result = ctx.run(argv, stdin=stdin, cwd=root)
+                result = ctx.run(argv, stdin=stdin, cwd=cwd)
                 check_process(result, label)
                 walls[label].append(result.seconds)
                 cpus[label].append(result.cpu)
         trees: list[list[Node]] = []
         for _ in range(runs):
             restore(originals)
-            result = ctx.run([py, "-X", "importtime", *ctx.vfs_cli("apply")[1:]], stdin=patch, cwd=root)
+            result = ctx.run([py, "-X", "importtime", *ctx.vfs_cli("apply")[1:]], stdin=patch, cwd=workspace)
             check_process(result, "importtime")
             trees.append(parse_importtime(result.stderr.decode("utf-8", "replace")))
 
@@ -139,7 +153,7 @@ def measure(runs: int) -> dict[str, Any]:
             "wall_ms": statistics.median(walls[label]) * 1e3,
             "cpu_ms": statistics.median(cpus[label]) * 1e3,
         }
-        for label, _, _ in ladder
+        for label, _, _, _ in ladder
     ]
     # Median per module over runs (by name; the tree has the same shape every run).
     per_module: dict[str, dict[str, Any]] = {}
@@ -191,8 +205,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--top", type=int, default=20)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--dev-interpreter", action="store_true", help="run this interpreter, not a regular install")
     args = parser.parse_args(argv)
-    data = measure(args.runs)
+    python = sys.executable
+    if not args.dev_interpreter:
+        python, said = install.regular_install(REPO)
+        sys.stdout.write(f"Commands run {said}.\n")
+    data = measure(args.runs, python)
     sys.stdout.write(render(data, args.top))
     if args.json:
         args.json.write_text(json.dumps(data, indent=2) + "\n")
