@@ -50,3 +50,38 @@ def test_the_install_is_this_tree_without_an_editable_finder(tmp_path: Path, mon
     # run again, the tree is installed again (a change to it reaches the processes measured)
     again, _ = install.regular_install(REPO)
     assert again == python
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def test_the_source_copy_is_the_tree_as_it_is_without_its_build_folder(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / ".gitignore").write_text("build/\n")
+    (repo / "pkg" / "kept.py").write_text("tracked = 1\n")
+    (repo / "pkg" / "gone.py").write_text("deleted since\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    (repo / "pkg" / "kept.py").write_text("tracked = 2  # changed, not committed\n")
+    (repo / "pkg" / "gone.py").unlink()
+    (repo / "pkg" / "new.py").write_text("new = 1\n")
+    (repo / "build" / "lib" / "pkg").mkdir(parents=True)
+    (repo / "build" / "lib" / "pkg" / "gone.py").write_text("a stale copy of a deleted module\n")
+
+    copy = install.source_copy(repo, tmp_path / "copy")
+    files = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file())
+    assert files == [".gitignore", "pkg/kept.py", "pkg/new.py"]
+    assert (copy / "pkg" / "kept.py").read_text() == "tracked = 2  # changed, not committed\n"
+
+
+def test_without_git_the_copy_leaves_out_build_and_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "repo"
+    for name in ("pkg/mod.py", "build/lib/pkg/stale.py", "pkg/__pycache__/mod.cpython-311.pyc", "x.egg-info/PKG"):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text("x\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-tools-here"))
+    copy = install.source_copy(repo, tmp_path / "copy")
+    assert sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*") if p.is_file()) == ["pkg/mod.py"]
