@@ -110,8 +110,7 @@ def measure(runs: int, python: str | None = None) -> dict[str, Any]:
         py = ctx.process_python
         baselines = root / "baselines"
         baselines.mkdir()
-        (baselines / f"{apply_small.EMPTY_MODULE}.py").write_text("")
-        (baselines / f"{apply_small.LOADED_MODULE}.py").write_text(apply_small.LOADED_SOURCE)
+        apply_small.write_baselines(baselines)
         workspace = root / "ws"
         ladder: list[tuple[str, list[str], bytes | None, Path]] = [
             ("python -c pass", [py, "-c", "pass"], None, workspace),

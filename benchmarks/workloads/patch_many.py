@@ -197,10 +197,11 @@ def build(ctx: Context) -> Workload:
 
 
 PROFILE_NOTE = (
-    "The floor of any atomic patch here is the `atomic` series, in the same run (the two informative rows "
-    "after this one): the patch's result written by bare atomic replaces in this process (a temp file created, "
-    "written and renamed over each file; no fsync, no check, no history): 1.66-2.1x Codex in the runs of "
-    "sessions 13 and 14, over the bound by itself. An atomic replace creates an inode per file and frees the one it replaces, "
+    "The floor of any atomic patch here is the `atomic` series, in the same run (the two informative "
+    "rows after this one): the patch's result written by bare atomic replaces in this process (a temp "
+    "file created, written and renamed over each file; no fsync, no check, no history): 1.66-2.1x Codex "
+    "in the runs of sessions 13 to 15, over the bound by itself. An atomic replace creates an inode per "
+    "file and frees the one it replaces, "
     "0.8-1.1 ms per file here (ext4 mounted with discard); Codex rewrites each file in place (truncate + "
     "write: not atomic, no inode created). The rest (ours over that floor: 1.2-1.3x), in process (os calls "
     "timed one by one, load 2-4): 2,043 temp files created 0.26-0.5 s, the 1,980 replaced files freed "

@@ -14,14 +14,13 @@ The workspace's history is full from the start (steady state: each commit also p
 
 from __future__ import annotations
 
-import ctypes
 import math
 import os
 import secrets
-import sys
 from pathlib import Path
 from typing import Any
 
+from backends.local import libc
 from benchmarks import inputs
 from benchmarks.context import Context, check_files, restore
 from benchmarks.core import Series, Target, Workload, timed
@@ -35,7 +34,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 
 _SLICE = 1 << 20
 _SYNC_FILE_RANGE_WRITE = 2
-_sync_file_range = getattr(ctypes.CDLL(None), "sync_file_range", None) if sys.platform.startswith("linux") else None
+_sync_file_range = libc.function("sync_file_range")  # the binding the local backend calls (None off Linux)
 
 
 def durable_write(path: str, data: bytes) -> None:
@@ -50,7 +49,7 @@ def durable_write(path: str, data: bytes) -> None:
         while view:
             view = view[os.write(fd, view[:_SLICE]) :]
             if view and _sync_file_range is not None:
-                _sync_file_range(fd, ctypes.c_longlong(0), ctypes.c_longlong(0), _SYNC_FILE_RANGE_WRITE)
+                _sync_file_range(fd, 0, 0, _SYNC_FILE_RANGE_WRITE)
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -52,7 +52,7 @@ def test_the_loaded_baseline_imports_what_vfs_apply_imports(tmp_path: Path) -> N
 
     baselines = tmp_path / "baselines"
     baselines.mkdir()
-    (baselines / f"{apply_small.LOADED_MODULE}.py").write_text(apply_small.LOADED_SOURCE)
+    apply_small.write_baselines(baselines)
     loaded = _modules_loaded([apply_small.LOADED_MODULE], baselines) - {apply_small.LOADED_MODULE}
 
     ours = ("vfs", "backends", "editors", "blake3")
