@@ -377,9 +377,9 @@ class Commit:
         written: dict[str, str | None] = {}
         untouched = {t.key for t in journal.targets}
         try:
-            self.ctx.ensure_meta()
             self._will_journal()
-            self.storage.write(self._journal_item or log.journal_item(self._settle(journal)))
+            item = self._journal_item or log.journal_item(self._settle(journal))
+            self.ctx.write_meta(lambda: self.storage.write(item))
             crash_point("journaled")
             for key in journal.created_dirs:
                 self.storage.mkdir(key)
@@ -474,12 +474,18 @@ class Commit:
         else:
             items = [log.journal_item(journal, durable=False), log.done_item(done, durable=False)]
             self._will_journal()  # either may land alone: a journal alone is found by a listing
-        try:
-            self.ctx.ensure_meta()
+
+        def write() -> None:
             crash_point("before-mark")
             results = self.storage.write_many(items)
             crash_point("marked")
-            failure = next((r for r in results if isinstance(r, VfsError)), None)
+            failed = next((r for r in results if isinstance(r, VfsError)), None)
+            if failed is not None:
+                raise failed
+
+        failure: VfsError | None = None
+        try:
+            self.ctx.write_meta(write)
         except VfsError as exc:
             failure = exc
         if failure is None:

@@ -7,14 +7,21 @@ mapper (the sandbox), the transaction log, the commit lock, and the limits.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import TracebackType
 
 from backends.base import Capabilities, FileInfo
-from vfs.errors import Exists, RecoveryNeeded, SandboxDenied, VfsError
+from vfs.errors import Exists, NotFound, RecoveryNeeded, SandboxDenied, VfsError
 from vfs.paths import PathMapper
 from vfs.storage import HeldLock, Locking, Storage
 from vfs.txlog import TxLog
 from vfs.types import Stat
+
+TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    R = TypeVar("R")
 
 
 class Context:
@@ -71,8 +78,11 @@ class Context:
             out.append(Stat(self.display(info.key), info.kind, info.size, info.mode, info.version))
         return sorted(out, key=lambda s: s.path)
 
-    def ensure_meta(self) -> None:
-        if self._meta_ready:
+    def ensure_meta(self, *, again: bool = False) -> None:
+        """The metadata folders exist (made if not). Checked once per workspace object (a stat
+        is a round trip on a remote store), and ``again`` when a write into them found them gone:
+        see :meth:`write_meta`."""
+        if self._meta_ready and not again:
             return
         for key in (self.meta_key, self.log.tx_key):
             if self.storage.stat(key) is None:
@@ -80,7 +90,21 @@ class Context:
                     self.storage.mkdir(key)
                 except Exists:
                     pass  # another client created it between our stat and mkdir: just as good
-        self._meta_ready = True  # vfs never removes it: checked once per workspace object
+        self._meta_ready = True
+
+    def write_meta(self, write: Callable[[], R]) -> R:
+        """``write``, a write into the log's folder, made after :meth:`ensure_meta`; if it fails
+        because that folder was removed behind this open workspace's back (``rm -rf .vfs`` while
+        a server runs: vfs itself never removes it), the folders are made again and ``write``
+        runs once more, so the commit keeps its journal or its history record."""
+        self.ensure_meta()
+        try:
+            return write()
+        except NotFound:
+            if self.storage.stat(self.log.tx_key) is not None:
+                raise  # the folder is there: something else is missing
+        self.ensure_meta(again=True)
+        return write()
 
     def commit_lock(self) -> CommitLock:
         """The commit lock. Leaving with an unresolved journal (a failed rollback, recovery that

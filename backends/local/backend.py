@@ -29,6 +29,7 @@ from backends.base import (
 )
 from backends.local import publish, setaside, syncfs
 from backends.local.containment import Directory, Root, has_dir_fd, kind_of
+from backends.local.lock import FILE_FLAGS as LOCK_FILE_FLAGS
 from backends.local.lock import flock_excludes, local_lock
 from backends.local.versions import Versions
 from backends.values import replace, value
@@ -536,7 +537,28 @@ class LocalBackend:
         return self._root.resolve(key)
 
     def lock(self, key: str, *, timeout: float) -> AbstractContextManager[None]:
-        return local_lock(self._path(key), timeout, cross_process=self.capabilities.cross_process_lock)
+        open_file = partial(self._open_lock_file, key)
+        return local_lock(
+            self._path(key), timeout, cross_process=self.capabilities.cross_process_lock, open_file=open_file
+        )
+
+    def _open_lock_file(self, key: str) -> int:
+        """The lock file's descriptor (created if missing), reached as every change is: through
+        the root, no symlink followed (a ``.vfs`` swapped for a link to another folder would
+        otherwise have the lock file made, and its marker written, there). Its folder is made
+        again if it was removed behind an open workspace's back."""
+        try:
+            directory = self._check_parent(key)
+        except FileNotFoundError:
+            try:
+                self.mkdir(parent_of(key))
+            except FileExistsError:
+                pass  # made meanwhile by another holder-to-be: just as good
+            directory = self._check_parent(key)
+        try:
+            return directory.open(os.path.basename(key), LOCK_FILE_FLAGS, 0o666)
+        finally:
+            directory.close()
 
     def close(self) -> None:
         return None

@@ -16,7 +16,7 @@ import time
 # _thread, not threading: its Lock is this one, and threading costs ~4 M instructions of start-up
 # (issue 20: a small `vfs apply` imports nothing it does not use).
 from _thread import LockType, allocate_lock
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 try:
@@ -87,10 +87,11 @@ class LocalLock:
     long-lived process of this build does not list until it starts again (the first acquisition
     of every process lists, and recovery settles that journal by content then)."""
 
-    def __init__(self, path: str, timeout: float, *, cross_process: bool) -> None:
+    def __init__(self, path: str, timeout: float, *, cross_process: bool, open_file: Callable[[], int]) -> None:
         self.path = path
         self.timeout = timeout
         self.cross_process = cross_process
+        self._open_file = open_file
         self.fresh = False
         self._dirty = False
         self._busy = False  # BUSY written by this holder (CLEAN is then owed at a clean exit)
@@ -124,7 +125,7 @@ class LocalLock:
                 self._inner = stack
             elif self.cross_process:
                 # flock without a context manager of its own: this is every commit's path
-                self._fd = _flock_acquire(self.path, deadline, self.timeout)
+                self._fd = _flock_acquire(self._open_file, self.path, deadline, self.timeout)
                 try:
                     self._take_marker()
                 except BaseException:
@@ -162,21 +163,23 @@ class LocalLock:
                 thread_lock.release()
 
 
-def local_lock(path: str, timeout: float, *, cross_process: bool) -> LocalLock:
-    return LocalLock(path, timeout, cross_process=cross_process)
+def local_lock(path: str, timeout: float, *, cross_process: bool, open_file: Callable[[], int]) -> LocalLock:
+    """The lock on the file at ``path`` (its name in messages and this process's table), which
+    ``open_file`` opens, creating it if missing (:data:`FILE_FLAGS`): the backend opens it as it
+    makes every change, through its root (see ``LocalBackend._open_lock_file``)."""
+    return LocalLock(path, timeout, cross_process=cross_process, open_file=open_file)
 
 
-def _flock_acquire(path: str, deadline: float, timeout: float) -> int:
+#: How the lock file is opened: read-write, created if missing, never through a symlink.
+FILE_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+
+
+def _flock_acquire(open_file: Callable[[], int], path: str, deadline: float, timeout: float) -> int:
     """``flock(2)`` on the lock file; its descriptor, to give to :func:`_flock_release`. Called
     directly rather than through filelock, whose fork-safety bookkeeping costs about a
     millisecond per acquire: as much as the durable write a commit protects."""
     assert fcntl is not None
-    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(path, flags, 0o666)
-    except FileNotFoundError:  # its folder was removed behind an open workspace's back
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(path, flags, 0o666)
+    fd = open_file()
     try:
         delay = 0.001
         while True:

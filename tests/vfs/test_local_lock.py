@@ -15,6 +15,7 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,54 +127,93 @@ def test_threads_of_one_process_are_serialised(tmp_path: Path) -> None:
     assert (tmp_path / "n.txt").read_bytes() == b"80"  # no increment lost
 
 
-def test_lock_file_folder_removed_behind_an_open_workspace(tmp_path: Path) -> None:
-    ws = _workspace(tmp_path)
-    lock = tmp_path / ".vfs" / "lock"
-    if lock.exists():
-        lock.unlink()
-    # Only the lock file's folder matters here; the history folder is recreated by the commit.
-    for child in sorted((tmp_path / ".vfs").rglob("*"), reverse=True):
+def _remove_metadata(root: Path, *, keep_folder: bool = False) -> None:
+    """``rm -rf .vfs`` (or of its contents only) behind an open workspace's back."""
+    meta = root / ".vfs"
+    for child in sorted(meta.rglob("*"), reverse=True):
         child.rmdir() if child.is_dir() else child.unlink()
-    (tmp_path / ".vfs").rmdir()
-    ws._meta_ready = False
+    if not keep_folder:
+        meta.rmdir()
+
+
+@pytest.mark.parametrize("removed", [".vfs", ".vfs/tx"])
+def test_metadata_removed_behind_an_open_workspace_is_made_again(tmp_path: Path, removed: str) -> None:
+    ws = _workspace(tmp_path)
     with ws.transaction() as tx:
-        tx.write("a.txt", b"new\n")
-    assert (tmp_path / "a.txt").read_bytes() == b"new\n"
-    assert lock.exists()
+        tx.write("a.txt", b"v1\n")
+    _remove_metadata(tmp_path, keep_folder=removed == ".vfs/tx")
+    with ws.transaction() as tx:  # one file: its history record needs the folder
+        tx.write("a.txt", b"v2\n")
+    assert tx.result is not None and tx.result.warnings == []
+    assert (tmp_path / ".vfs" / "lock").exists()
+    ws.undo()  # its record was written: undo reaches it
+    assert (tmp_path / "a.txt").read_bytes() == b"v1\n"
+    _remove_metadata(tmp_path, keep_folder=removed == ".vfs/tx")
+    with ws.transaction() as tx:  # two files: journaled, the journal needs the folder
+        tx.write("a.txt", b"v3\n")
+        tx.write("b.txt", b"b\n")
+    assert tx.result is not None and tx.result.warnings == []
+    assert (tmp_path / "a.txt").read_bytes() == b"v3\n"
+    ws.undo()
+    assert (tmp_path / "a.txt").read_bytes() == b"v1\n" and not (tmp_path / "b.txt").exists()
+
+
+def test_a_metadata_folder_swapped_for_a_link_is_refused_and_nothing_outside_changes(tmp_path: Path) -> None:
+    """``.vfs`` replaced by a symlink to another folder after the workspace was opened: the lock
+    file is not made (nor its marker written) there; the commit is refused and changes nothing."""
+    root, outside = tmp_path / "ws", tmp_path / "outside"
+    root.mkdir()
+    outside.mkdir()
+    (outside / "lock").write_bytes(b"someone else's lock file\n")
+    ws = _workspace(root)
+    with ws.transaction() as tx:
+        tx.write("a.txt", b"v1\n")
+    _remove_metadata(root)
+    (root / ".vfs").symlink_to(outside)
+    with pytest.raises(vfs.SandboxDenied), ws.transaction() as tx:
+        tx.write("a.txt", b"v2\n")
+    assert (outside / "lock").read_bytes() == b"someone else's lock file\n"
+    assert sorted(p.name for p in outside.iterdir()) == ["lock"]
+    assert (root / "a.txt").read_bytes() == b"v1\n"
+
+
+def _lock(path: Path) -> Any:
+    """The local backend's commit lock on the file at ``path`` (a ``LocalLock``)."""
+    from backends.local.backend import LocalBackend
+
+    return LocalBackend(str(path.parent)).lock(path.name, timeout=5)
 
 
 def _fresh(path: Path) -> tuple[bool, bool]:
     """Whether an acquisition of the lock at ``path`` is ``fresh`` (twice: the first and a second)."""
-    from backends.local.lock import local_lock
-
     seen = []
     for _ in range(2):
-        lock = local_lock(str(path), 5, cross_process=True)
+        lock = _lock(path)
         with lock:
             seen.append(lock.fresh)
     return seen[0], seen[1]
 
 
 def test_a_lock_is_fresh_only_after_this_process_held_it_and_its_holder_left_cleanly(tmp_path: Path) -> None:
-    from backends.local.lock import BUSY, CLEAN, local_lock
+    from backends.local.lock import BUSY, CLEAN
 
     path = tmp_path / "lock"
     path.write_bytes(CLEAN)  # clean, but written before this process ever held it (a power cut?)
     assert _fresh(path) == (False, True)
     assert path.read_bytes() == CLEAN
-    lock = local_lock(str(path), 5, cross_process=True)
+    lock = _lock(path)
     with lock:
         assert lock.fresh and path.read_bytes() == CLEAN  # nothing said yet: nothing to look for
         lock.mark_busy()  # about to write a journal
         assert path.read_bytes() == BUSY  # a holder killed now leaves it busy
     assert path.read_bytes() == CLEAN
-    lock = local_lock(str(path), 5, cross_process=True)
+    lock = _lock(path)
     with lock:
         assert path.read_bytes() == CLEAN
         lock.mark_dirty()
         assert path.read_bytes() == BUSY
     assert path.read_bytes() == BUSY
-    again = local_lock(str(path), 5, cross_process=True)
+    again = _lock(path)
     with again:
         assert not again.fresh  # the dirty holder's work must be looked for
         assert path.read_bytes() == BUSY  # and it may recover it: a holder killed now leaves it busy
@@ -212,7 +252,7 @@ def test_a_commit_of_one_file_leaves_the_lock_file_untouched_and_a_journaled_one
 
 
 def test_a_holder_killed_mid_commit_leaves_the_lock_not_fresh(tmp_path: Path) -> None:
-    from backends.local.lock import BUSY, local_lock
+    from backends.local.lock import BUSY
 
     path = tmp_path / "lock"
     _fresh(path)  # this process has held it: only the marker decides from now on
@@ -220,8 +260,8 @@ def test_a_holder_killed_mid_commit_leaves_the_lock_not_fresh(tmp_path: Path) ->
         """
         import os, signal, sys
         sys.path.insert(0, sys.argv[2])
-        from backends.local.lock import local_lock
-        with local_lock(sys.argv[1], 5, cross_process=True):
+        from backends.local.backend import LocalBackend
+        with LocalBackend(os.path.dirname(sys.argv[1])).lock(os.path.basename(sys.argv[1]), timeout=5):
             os.kill(os.getpid(), signal.SIGKILL)
         """
     )
@@ -229,7 +269,7 @@ def test_a_holder_killed_mid_commit_leaves_the_lock_not_fresh(tmp_path: Path) ->
     proc = subprocess.run([sys.executable, "-c", killed, str(path), repo], check=False)
     assert proc.returncode == -signal.SIGKILL
     assert path.read_bytes() == BUSY
-    lock = local_lock(str(path), 5, cross_process=True)
+    lock = _lock(path)
     with lock:
         assert not lock.fresh
 
@@ -237,11 +277,9 @@ def test_a_holder_killed_mid_commit_leaves_the_lock_not_fresh(tmp_path: Path) ->
 def test_a_lock_file_without_the_marker_is_never_fresh(tmp_path: Path) -> None:
     path = tmp_path / "lock"
     path.write_bytes(b"")  # as an older vfs (or a hand) leaves it
-    from backends.local.lock import local_lock
-
     _fresh(path)
     path.write_bytes(b"")
-    lock = local_lock(str(path), 5, cross_process=True)
+    lock = _lock(path)
     with lock:
         assert not lock.fresh
 
