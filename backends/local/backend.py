@@ -17,6 +17,7 @@ from backends.base import (
     Capabilities,
     DeleteItem,
     FileInfo,
+    HardLinked,
     NotRegular,
     TooBig,
     WriteItem,
@@ -556,9 +557,16 @@ class LocalBackend:
                 pass  # made meanwhile by another holder-to-be: just as good
             directory = self._check_parent(key)
         try:
-            return directory.open(os.path.basename(key), LOCK_FILE_FLAGS, 0o666)
+            fd = directory.open(os.path.basename(key), LOCK_FILE_FLAGS, 0o666)
         finally:
             directory.close()
+        st = os.fstat(fd)
+        if stat_module.S_ISREG(st.st_mode) and st.st_nlink == 1:
+            return fd
+        os.close(fd)  # its marker is written in place: not into a file that has another name too
+        if not stat_module.S_ISREG(st.st_mode):
+            raise NotRegular(errno.EINVAL, "not a regular file", key)
+        raise HardLinked(errno.EMLINK, f"has {st.st_nlink} names (hard links)", key)
 
     def close(self) -> None:
         return None

@@ -339,3 +339,21 @@ def test_a_journal_left_by_a_killed_process_is_found_by_a_long_lived_workspace(
     assert (tmp_path / "a.txt").read_bytes() == b"a1\n"  # its journal was rolled back first
     assert (tmp_path / "b.txt").read_bytes() == b"b0\n"
     assert not ws.pending()
+
+
+@pytest.mark.parametrize("plant", ["hard link", "fifo"])
+def test_a_lock_file_that_is_not_its_own_regular_file_is_refused(tmp_path: Path, plant: str) -> None:
+    """The marker is written into the lock file in place: never into a file with another name
+    (outside the workspace, say), nor into something that is not a regular file."""
+    root, outside = tmp_path / "ws", tmp_path / "outside.txt"
+    root.mkdir()
+    outside.write_bytes(b"a file outside the workspace\n")
+    ws = _workspace(root)
+    lock = root / ".vfs" / "lock"
+    lock.unlink(missing_ok=True)
+    os.link(outside, lock) if plant == "hard link" else os.mkfifo(lock)
+    with pytest.raises(vfs.VfsError) as info, ws.transaction() as tx:
+        tx.write("a.txt", b"new\n")
+    assert info.value.code == ("FS_HARD_LINKED" if plant == "hard link" else "FS_NOT_REGULAR_FILE"), info.value.code
+    assert outside.read_bytes() == b"a file outside the workspace\n"
+    assert (root / "a.txt").read_bytes() == b"old\n"
