@@ -31,7 +31,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -219,6 +219,14 @@ class RequestLog:
             if start >= free_at:
                 chain, free_at = chain + 1, end
         return chain
+
+    def span(self, op: str, keys: Collection[str]) -> float | None:
+        """Seconds from the first start to the last answer of the ``op`` requests on ``keys``
+        (a commit's wave of PUTs of its files); ``None`` if there were none."""
+        spans = [(start, end) for o, key, start, end in self.spans if o == op and key in keys]
+        if not spans:
+            return None
+        return max(end for _, end in spans) - min(start for start, _ in spans)
 
     def timeline(self, returned: float | None = None) -> str:
         """One entry per request, in the order sent: ms from the first start, op, key; those
