@@ -557,8 +557,11 @@ def build(ctx: Context) -> Workload:
 RATIO_NOTE = (
     "Met on the Intel Xeon of 2026-12-06's earlier runs (1.74x), missed on the AMD machine of its evening "
     "runs (2.12x, 2.19x), where 100 requests cost the client and SeaweedFS 3.9-4.4x one (3.0x on the Xeon: "
-    "the informative rows). There the 100 PUTs' wave takes what 100 plain PUTs take (100-130 ms: "
-    "timelines of session 14), and its 6 round trips, the wave one of them, each wait for the one before: the "
+    "the informative rows). The commit's wave of 100 PUTs is timed in the same run (its row): it takes "
+    "what 100 PUTs carrying the same condition and fence take (the guarded row), 1.05-1.3x plain ones "
+    "here (SeaweedFS's check of a query signature and of If-None-Match, on the same 2 cores: session "
+    "16's A/B in that row's note; session 14 had compared it with plain PUTs of other runs, 100-130 "
+    "ms). Its 6 round trips, the wave one of them, each wait for the one before: the "
     "prefetch; the lease with the journal's upload created; its part (it needs the upload) beside the "
     "folders' re-check; the fenced completion (it needs the part and the lease); the PUTs (they need the "
     "completed journal); the decision (it needs the PUTs). A journal sent whole beside the lease would be "
