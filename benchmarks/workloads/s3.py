@@ -537,7 +537,7 @@ def build(ctx: Context) -> Workload:
             if split[0] is not None and split[1] is not None:
                 (wave_big, rest_big), (wave_one, rest_one) = split
                 workload.notes.append(
-                    f"This run's split (medians over the runs): the {big}-file commit's wave of PUTs "
+                    f"This run's split (medians over every run of each series, its warm-up included): the {big}-file commit's wave of PUTs "
                     f"{wave_big * 1e3:.0f} ms and the rest of it {rest_big * 1e3:.0f} ms (its round trips "
                     f"before and after the wave); the 1-file commit's PUT {wave_one * 1e3:.0f} ms and the "
                     f"rest {rest_one * 1e3:.0f} ms. The rests differ by the journal: one round trip more (its "
