@@ -93,10 +93,12 @@ class Context:
         self._meta_ready = True
 
     def write_meta(self, write: Callable[[], R]) -> R:
-        """``write``, a write into the log's folder, made after :meth:`ensure_meta`; if it fails
-        because that folder was removed behind this open workspace's back (``rm -rf .vfs`` while
-        a server runs: vfs itself never removes it), the folders are made again and ``write``
-        runs once more, so the commit keeps its journal or its history record."""
+        """``write``, a write into the metadata folders (the lock file, a journal, a history
+        record), made after :meth:`ensure_meta`; if it fails because they were removed behind
+        this open workspace's back (``rm -rf .vfs`` while a server runs: vfs itself never removes
+        them), they are made again and ``write`` runs once more, so the commit takes its lock and
+        keeps its journal or its history record. The one place that makes them again: backends
+        only report the folder missing."""
         self.ensure_meta()
         try:
             return write()
@@ -134,9 +136,8 @@ class CommitLock:
 
     def __enter__(self) -> HeldLock:
         ctx = self._ctx
-        ctx.ensure_meta()
         locking = ctx.storage.lock(ctx.lock_key, ctx.lock_timeout)
-        self._held = locking.__enter__()
+        self._held = ctx.write_meta(locking.__enter__)  # (a lock file needs its folder)
         self._locking = locking
         return self._held
 

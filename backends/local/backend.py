@@ -546,16 +546,9 @@ class LocalBackend:
     def _open_lock_file(self, key: str) -> int:
         """The lock file's descriptor (created if missing), reached as every change is: through
         the root, no symlink followed (a ``.vfs`` swapped for a link to another folder would
-        otherwise have the lock file made, and its marker written, there). Its folder is made
-        again if it was removed behind an open workspace's back."""
-        try:
-            directory = self._check_parent(key)
-        except FileNotFoundError:
-            try:
-                self.mkdir(parent_of(key))
-            except FileExistsError:
-                pass  # made meanwhile by another holder-to-be: just as good
-            directory = self._check_parent(key)
+        otherwise have the lock file made, and its marker written, there). A missing folder is
+        ``FileNotFoundError``: vfs makes its metadata folders (``Context.write_meta``)."""
+        directory = self._check_parent(key)
         try:
             fd = directory.open(os.path.basename(key), LOCK_FILE_FLAGS, 0o666)
         finally:

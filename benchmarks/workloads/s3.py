@@ -346,45 +346,38 @@ class _Bench:
 
         return prepare, lambda: self.commit(who, [path], prefetch=False, action="edit"), lambda: self.check(who)
 
-    def of_edit(self, what: str) -> Fns:
-        """The requests or round trips (``what``) of the latest 1-file edit (one of its own if
-        none ran yet): counts, the same in every run."""
-        prepare, measure, verify = self.edit("edit.1")
+    def _of_latest(self, of: str, fns: Fns, value: Callable[[], float]) -> Fns:
+        """A series that reads ``value`` off ``of``'s latest run (one of its own, made with
+        ``fns``, if ``of`` has not run yet: then that run's check is its check)."""
+        prepare, measure, verify = fns
         ran: list[bool] = []
 
-        def count() -> float:
+        def read() -> float:
             ran.clear()
-            if "edit.1" not in self.phases:
+            if of not in self.phases:
                 prepare()
                 measure()
                 ran.append(True)
-            return float(self.trips["edit.1"] if what == "round_trips" else self.requests("edit.1"))
+            return value()
 
         def check() -> None:
             if ran:
                 verify()
 
-        return lambda: None, count, check
+        return lambda: None, read, check
+
+    def of_edit(self, what: str) -> Fns:
+        """The requests or round trips (``what``) of the latest 1-file edit: counts, the same in
+        every run."""
+        trips = what == "round_trips"
+        return self._of_latest(
+            "edit.1", self.edit("edit.1"), lambda: float(self.trips["edit.1"] if trips else self.requests("edit.1"))
+        )
 
     def wave_of(self, of: str, n: int) -> Fns:
-        """The wave of ``of``'s latest run (one of its own if none ran yet): from the first PUT of
-        its files sent to the last one answered, in seconds."""
-        prepare, measure, verify = self.new_files(of, n, prefetch=True)
-        ran: list[bool] = []
-
-        def wave() -> float:
-            ran.clear()
-            if not self.waves[of]:
-                prepare()
-                measure()
-                ran.append(True)
-            return self.waves[of][-1][1]
-
-        def check() -> None:
-            if ran:
-                verify()
-
-        return lambda: None, wave, check
+        """The wave of ``of``'s latest run: from the first PUT of its files sent to the last one
+        answered, in seconds."""
+        return self._of_latest(of, self.new_files(of, n, prefetch=True), lambda: self.waves[of][-1][1])
 
     def split(self, who: str) -> tuple[float, float] | None:
         """Medians over ``who``'s runs: (its wave of PUTs, the rest of its time), seconds."""
@@ -394,23 +387,8 @@ class _Bench:
         return statistics.median(w for _, w in runs), statistics.median(e - w for e, w in runs)
 
     def per_file(self, of: str, n: int) -> Fns:
-        """The requests per file of ``of``'s latest run (one of its own if ``of`` has not run yet)."""
-        prepare, measure, verify = self.new_files(of, n, prefetch=True)
-        ran: list[bool] = []
-
-        def count() -> float:
-            ran.clear()
-            if of not in self.phases:
-                prepare()
-                measure()
-                ran.append(True)
-            return self.requests(of) / n
-
-        def check() -> None:
-            if ran:
-                verify()
-
-        return lambda: None, count, check
+        """The requests per file of ``of``'s latest run."""
+        return self._of_latest(of, self.new_files(of, n, prefetch=True), lambda: self.requests(of) / n)
 
 
 def build(ctx: Context) -> Workload:
