@@ -116,6 +116,11 @@ class HeldLocks:
                 until = min(until, check())
         return until
 
+    def guards(self, key: str) -> bool:
+        """Whether a change of ``key`` goes out under a lease held here (checked before it is sent,
+        and fenced where the store can be: ``backends.fence``); the leases' own objects do not."""
+        return key not in self.lease_keys() and math.isfinite(self.valid_until())
+
     def require_valid(self) -> None:
         """``LeaseLost`` if a lease held here may have run out: called right before each request
         that changes the store, so a holder that was paused past its lease stops there instead of

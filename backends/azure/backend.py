@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, ClassVar, TypeVar
 
-from backends.azure import connect
+from backends.azure import connect, fence
 from backends.azure.errors import conflict, is_conflict, is_not_found, status_of, translate, vanished
 from backends.base import (
     BadRoot,
@@ -25,6 +25,7 @@ from backends.base import (
     miss_verdict,
     parent_of,
 )
+from backends.fence import FENCE, INLINE_BODY, RESOLUTION, late
 from backends.lease import CasLease, HeldLocks
 
 T = TypeVar("T")
@@ -82,6 +83,9 @@ class AzureBackend:
             "The commit lock is a lease object with an expiry (default 30 s) on the shared "
             "compare-and-swap lease, renewed in the background; a crashed holder blocks others for "
             "at most the lease time.",
+            "Where the account key is known, each change under the lease carries a SAS that expires "
+            "with the lease, so the store refuses a paused holder's late change (backends/azure/fence.py); "
+            "with a SAS token or an Azure AD credential, the lease is checked before each send only.",
             "No file modes, no symlinks; Last-Modified has 1 s resolution and is never used as a version.",
         ),
     )
@@ -97,8 +101,11 @@ class AzureBackend:
         block_threshold: int = 64 * MiB,
         block_size: int = 8 * MiB,
         max_concurrency: int = 32,
+        fenced: Any = None,
     ) -> None:
         self.container = container
+        #: the client that sends changes under a lease, signed to expire with it (None: no key)
+        self._fenced = fenced
         self.prefix = prefix.strip("/")
         self._base = f"{self.prefix}/" if self.prefix else ""
         self.label = label or f"az://{container.container_name}"
@@ -125,6 +132,11 @@ class AzureBackend:
             "max_chunk_get_size": int(tuning.get("chunk_get_size", 8 * MiB)),
         }
         container = connect.container_client(loc, options, client_kwargs)
+        signer = fence.signer_for(container)
+        fenced = None
+        if signer is not None:
+            hooked = {**client_kwargs, "raw_request_hook": fence.fenced_hook(signer)}
+            fenced = connect.fenced_client(container, connect.sdk_kwargs(options, hooked))
         backend = cls(
             container,
             loc.prefix,
@@ -134,9 +146,15 @@ class AzureBackend:
             block_threshold=int(tuning.get("block_threshold", 64 * MiB)),
             block_size=int(tuning.get("block_size", 8 * MiB)),
             max_concurrency=concurrency,
+            fenced=fenced,
         )
         backend._session = session
         return backend
+
+    @property
+    def fenced(self) -> bool:
+        """Whether changes under a lease are fenced by the store (see backends/azure/fence.py)."""
+        return self._fenced is not None
 
     def describe(self) -> str:
         return f"{self.label}/{self.prefix}" if self.prefix else self.label
@@ -161,8 +179,10 @@ class AzureBackend:
     def _dir_prefix(self, key: str) -> str:
         return f"{self._base}{key}/" if key else self._base
 
-    def _blob(self, key: str) -> Any:
-        return self.container.get_blob_client(self._name(key))
+    def _blob(self, key: str, client: Any = None) -> Any:
+        """The SDK's client of ``key``'s blob, through ``client`` (a container client; by default
+        the credentialed one)."""
+        return (client or self.container).get_blob_client(self._name(key))
 
     def _gather(self, calls: Sequence[Callable[[], T]]) -> builtins.list[T | BaseException]:
         """Run ``calls`` concurrently; one result per call (its value or its exception)."""
@@ -262,8 +282,8 @@ class AzureBackend:
         data = bytes(joined(item.data))
         write_id = uuid.uuid4().hex
         try:
-            with self._sending(key):
-                out = self._put(key, data, cond, write_id)
+            with self._sending(key) as client:
+                out = self._put(key, data, cond, write_id, client)
         except Exception as exc:
             if cond and (is_conflict(exc) or is_not_found(exc)):
                 outcome = self._explain_conflict(item, write_id)
@@ -273,24 +293,37 @@ class AzureBackend:
             raise translate(exc, key) from exc
         return FileInfo(key, "file", len(data), None, _version(out.get("etag")), None)
 
-    def _put(self, key: str, data: bytes, cond: dict[str, str], write_id: str) -> dict[str, Any]:
-        if len(data) >= self.block_threshold:
-            return self._upload_blocks(key, data, cond, write_id)
-        out: dict[str, Any] = self._blob(key).upload_blob(data, overwrite=True, metadata={WRITE_ID: write_id}, **cond)
+    def _put(self, key: str, data: bytes, cond: dict[str, str], write_id: str, client: Any) -> dict[str, Any]:
+        """One Put Blob, or blocks and a Put Block List: for a large body, and for any body a fenced
+        request should not carry itself (``backends.fence.INLINE_BODY``)."""
+        if len(data) >= self.block_threshold or (client is self._fenced and len(data) > INLINE_BODY):
+            return self._upload_blocks(key, data, cond, write_id, client)
+        blob = self._blob(key, client)
+        out: dict[str, Any] = blob.upload_blob(data, overwrite=True, metadata={WRITE_ID: write_id}, **cond)
         return out
 
     @contextlib.contextmanager
-    def _sending(self, key: str) -> Iterator[None]:
-        """Around a request that changes the store: sent only while every lease held here is
-        valid (checked now, and again before each attempt by ``connect.check_before_send``);
-        the lease's own object is exempt."""
+    def _sending(self, key: str) -> Iterator[Any]:
+        """Around a request that changes the store, giving the container client to send it with:
+        sent only while every lease held here is valid (checked now, and again before each
+        attempt by the client's hook); under a lease, through the fenced client where there is
+        one, so the store refuses it once the lease's validity is over (``backends.azure.fence``).
+        The lease's own object is exempt from both."""
         check = None if key in self._held.lease_keys() else self._held.require_valid
         if check is not None:
             check()
+        fenced = self._fenced is not None and check is not None and self._held.guards(key)
         token = connect.SEND_CHECK.set(check)
+        fence_token = FENCE.set(self._held.valid_until if fenced else None)
         try:
-            yield
+            yield self._fenced if fenced else self.container
+        except Exception as exc:
+            if fenced and fence.refused_as_late(exc):
+                self._held.require_valid()  # LeaseLost, unless the lease was renewed meanwhile
+                raise late(key) from exc
+            raise
         finally:
+            FENCE.reset(fence_token)
             connect.SEND_CHECK.reset(token)
 
     def _condition(self, item: WriteItem | DeleteItem) -> dict[str, str]:
@@ -314,9 +347,10 @@ class AzureBackend:
             return _info(item.key, props)
         return conflict(item.key, if_absent=item.if_absent)
 
-    def _upload_blocks(self, key: str, data: bytes, cond: dict[str, str], write_id: str) -> dict[str, Any]:
-        """Stage the blocks concurrently (unconditionally: staged blocks are invisible), then
-        commit the block list with the write's condition: the store checks it at the commit."""
+    def _upload_blocks(self, key: str, data: bytes, cond: dict[str, str], write_id: str, client: Any) -> dict[str, Any]:
+        """Stage the blocks concurrently (unconditionally, unfenced: staged blocks are invisible),
+        then commit the block list through ``client`` with the write's condition: the store
+        checks it at the commit."""
         blob = self._blob(key)
         upload = uuid.uuid4().hex  # block ids unique to this upload: never mixed with a concurrent one
         offsets = list(range(0, len(data), self.block_size))
@@ -327,7 +361,8 @@ class AzureBackend:
         for result in staged:
             if isinstance(result, BaseException):
                 raise result
-        out: dict[str, Any] = blob.commit_block_list(ids, metadata={WRITE_ID: write_id}, **cond)
+        committer = blob if client is self.container else self._blob(key, client)
+        out: dict[str, Any] = committer.commit_block_list(ids, metadata={WRITE_ID: write_id}, **cond)
         return out
 
     def delete(self, item: DeleteItem) -> None:
@@ -337,8 +372,8 @@ class AzureBackend:
         if item.if_version is None and self._head(key) is None:
             raise self._missing(key, want="file")
         try:
-            with self._sending(key):
-                self._blob(key).delete_blob(**self._condition(item))
+            with self._sending(key) as client:
+                self._blob(key, client).delete_blob(**self._condition(item))
         except Exception as exc:
             if item.if_version is not None and (is_not_found(exc) or is_conflict(exc)):
                 # gone rather than changed? (Azurite answers If-Match on a missing blob with 412)
@@ -386,8 +421,8 @@ class AzureBackend:
         if isinstance(up, FileInfo) and up.kind != "directory":
             raise NotADirectoryError(errno.ENOTDIR, "Not a directory", parent)
         try:
-            with self._sending(key):
-                marker = self.container.get_blob_client(self._dir_prefix(key))
+            with self._sending(key) as client:
+                marker = client.get_blob_client(self._dir_prefix(key))
                 marker.upload_blob(b"", overwrite=True, if_none_match="*")
         except Exception as exc:
             if is_conflict(exc):
@@ -410,8 +445,8 @@ class AzureBackend:
         if any(n != marker for n in names):
             raise OSError(errno.ENOTEMPTY, "Directory not empty", key)
         try:
-            with self._sending(key):
-                self.container.get_blob_client(marker).delete_blob()
+            with self._sending(key) as client:
+                client.get_blob_client(marker).delete_blob()
         except Exception as exc:
             raise translate(exc, key) from exc
 
@@ -425,7 +460,15 @@ class AzureBackend:
         return key  # no symlinks in Azure Blob Storage
 
     def lock(self, key: str, *, timeout: float) -> CasLease:
-        return CasLease(self, key, timeout=timeout, ttl=self.lease_ttl, clock_skew=self.clock_skew, held=self._held)
+        return CasLease(
+            self,
+            key,
+            timeout=timeout,
+            ttl=self.lease_ttl,
+            clock_skew=self.clock_skew,
+            held=self._held,
+            resolution=RESOLUTION if self._fenced is not None else 0.0,
+        )
 
     def close(self) -> None:
         self._held.release_all()
@@ -433,8 +476,10 @@ class AzureBackend:
             self._pool.shutdown(wait=True)
             self._pool = None
         if self._session is not None:  # only the instance from_url made owns the client
-            with contextlib.suppress(Exception):
-                self.container.close()
+            for client in (self.container, self._fenced):
+                if client is not None:
+                    with contextlib.suppress(Exception):
+                        client.close()
             self._session.close()
             self._session = None
 

@@ -84,7 +84,7 @@ def container_client(loc: Location, storage_options: dict[str, Any], client_kwar
     for name, var in _ENV.items():
         if options.get(name) is None and os.environ.get(var) and not options.get("anon"):
             options[name] = os.environ[var]
-    kwargs = {**dict(options.get("client_kwargs") or {}), **client_kwargs}
+    kwargs = sdk_kwargs(options, client_kwargs)
     if options.get("connection_string"):
         service = BlobServiceClient.from_connection_string(options["connection_string"], **kwargs)
         return service.get_container_client(loc.container)
@@ -98,3 +98,16 @@ def container_client(loc: Location, storage_options: dict[str, Any], client_kwar
         url = f"https://{account}.blob.core.windows.net"
     service = BlobServiceClient(url, credential=_credential(options, account), **kwargs)
     return service.get_container_client(loc.container)
+
+
+def sdk_kwargs(storage_options: dict[str, Any], client_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The SDK's keyword arguments for a client: the user's ``client_kwargs``, then the backend's."""
+    return {**dict(storage_options.get("client_kwargs") or {}), **client_kwargs}
+
+
+def fenced_client(container: Any, kwargs: dict[str, Any]) -> Any:
+    """A client of ``container``'s container that holds no credential: each of its requests is
+    authorised by the ``raw_request_hook`` in ``kwargs`` (``backends.azure.fence``)."""
+    from azure.storage.blob import ContainerClient
+
+    return ContainerClient.from_container_url(container.url, credential=None, **kwargs)

@@ -15,7 +15,10 @@ def status_of(exc: BaseException) -> int:
 
 
 def code_of(exc: BaseException) -> str:
-    return str(getattr(exc, "error_code", "") or "")
+    """The service's error code; the SDK gives some as a ``StorageErrorCode`` member, whose
+    ``str`` is its Python name, not the code."""
+    code = getattr(exc, "error_code", "") or ""
+    return str(getattr(code, "value", code))
 
 
 def is_not_found(exc: BaseException) -> bool:

@@ -239,7 +239,7 @@ class S3Backend(PrefixDirectories, MultipartUpload):
     def _in_parts(self, key: str, size: int, *, leased: bool | None = None) -> bool:
         """Whether a write of ``size`` bytes at ``key`` goes up in parts: a large one, or under a
         lease one too big to leave in one write, unseen until a small fenced completion
-        (backends.s3.fence.INLINE_BODY says why). ``leased``: whether it goes under a lease, if
+        (backends.fence.INLINE_BODY says why). ``leased``: whether it goes under a lease, if
         the caller knows (a write sent ahead while the lease is taken); else as held now."""
         if size >= self.multipart_threshold:
             return True

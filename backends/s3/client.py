@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import math
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
@@ -185,7 +184,7 @@ class S3Requests:
     def _under_lease(self, key: str) -> bool:
         """Whether a change of ``key`` goes out under a held lease (checked before it is sent and
         signed to expire with it); the lease's own objects are not."""
-        return key not in self._held.lease_keys() and math.isfinite(self._held.valid_until())
+        return self._held.guards(key)
 
     async def _call(self, op: str, key: str, **kwargs: Any) -> dict[str, Any]:
         """One S3 request; raises the *raw* botocore error (callers classify it)."""

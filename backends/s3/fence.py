@@ -1,27 +1,13 @@
-"""A fence the store enforces: every change sent under a lease expires with the lease.
-
-The lease is checked in botocore's last hook before a request leaves the process, which leaves
-one window: a holder paused (SIGSTOP, a suspended VM, a debugger) between that check and the
-send, whose request then lands after another client took the lease over and committed. Where
-versions are content hashes (S3's ETags) that late request can even pass its ``If-Match``, if
-the other client wrote the very bytes the condition names.
+"""S3's store-side fence (see :mod:`backends.fence`): each change sent under a lease is signed
+with query-string authentication (SigV4), to expire when the lease's validity ends.
 
 S3 refuses a request signed with query-string authentication once its expiry has passed, by the
-store's own clock, whenever the request arrives ("Request has expired", 403). So each change sent
-under a lease is signed that way, to expire when the lease's validity ends (its end minus
-``backends.lease.VALIDITY_MARGIN``): a request that arrives later is refused by the store and
-changes nothing. ``X-Amz-Expires`` counts whole seconds from a whole-second ``X-Amz-Date``, so the
-expiry is rounded up by less than :data:`RESOLUTION`, and a waiter adds that second before it
-takes a lease over (``CasLease(resolution=RESOLUTION)``): what the store still accepts lands before
-any takeover.
-
-The store checks the expiry when the request's head arrives, not when its body has: a request
-whose body is still being sent when its sender stops (or whose last bytes the network delays)
-lands late all the same (measured on SeaweedFS and on moto with S3's check: headers in time, body
-4 s after the expiry, 200 and the object written). So a fenced request is small: a body over
-:data:`INLINE_BODY` goes up as a multipart upload, whose parts stay unseen until a fenced
-``CompleteMultipartUpload`` (a few hundred bytes, with the write's condition) makes them the
-object; a paused or delayed part delays nothing that counts.
+store's own clock, whenever the request arrives ("Request has expired", 403). ``X-Amz-Expires``
+counts whole seconds from a whole-second ``X-Amz-Date``: hence :data:`backends.fence.RESOLUTION`.
+A body over :data:`backends.fence.INLINE_BODY` goes up as a multipart upload, whose parts stay
+unseen until a fenced ``CompleteMultipartUpload`` (a few hundred bytes, with the write's
+condition) makes them the object; a paused or delayed part delays nothing that counts. aiohttp
+hands a request's head to the kernel with its body, in one write.
 
 What it rests on: the store enforces the expiry (AWS S3 and SeaweedFS do; moto, a test server,
 does not), and the store's clock is within the margin of the holder's (a quarter of the lease
@@ -31,33 +17,17 @@ time: 7.5 s by default).
 from __future__ import annotations
 
 import calendar
-import contextvars
-import errno
 import math
 import time
-from collections.abc import Callable
 from typing import Any
 
+from backends.fence import FENCE, INLINE_BODY, RESOLUTION, late
 from backends.lease import LeaseLost
 
-#: The store's unit of expiry (whole seconds), which waiters add before a takeover.
-RESOLUTION = 1.0
-
-#: The largest body a fenced request carries itself. With its head (~1.5 KB, the query-string
-#: signature included) it is handed to the kernel in one write (aiohttp sends a request's head
-#: with its body) and fits an idle connection's empty send buffer (never under 16 KiB with
-#: Linux's default ``tcp_wmem``): once written, it leaves whole even if the process is stopped.
-#: 12 KiB keeps a small file's commit (its journal: the header, a pre- and a post-image) in one
-#: request. What no size closes: a request's tail that the network (or a suspended VM's kernel)
-#: holds past the expiry; the lease's margin, a quarter of its time, is the room for that.
-INLINE_BODY = 12 * 1024
+__all__ = ["FENCE", "INLINE_BODY", "RESOLUTION", "NotSent", "choose_signer", "install", "late", "refused_as_late"]
 
 #: The signature version that :func:`choose_signer` names for a fenced request.
 SIGNATURE_VERSION = "vfs-s3v4-fenced"
-
-#: The end of validity (epoch seconds, by this host's clock) of the request about to be signed;
-#: the callable raises ``LeaseLost`` when there is none left. Set per request by the client.
-FENCE: contextvars.ContextVar[Callable[[], float] | None] = contextvars.ContextVar("vfs_s3_fence", default=None)
 
 
 class NotSent(Exception):
@@ -132,13 +102,3 @@ def refused_as_late(exc: BaseException) -> bool:
     error = response.get("Error") or {}
     status = (response.get("ResponseMetadata") or {}).get("HTTPStatusCode")
     return (status == 403 or error.get("Code") == "AccessDenied") and "expired" in str(error.get("Message", "")).lower()
-
-
-def late(key: str) -> TimeoutError:
-    """The error of a change the store refused as late, while the lease itself was renewed."""
-    return TimeoutError(
-        errno.ETIMEDOUT,
-        "the request reached the store after the validity it was signed for (the process paused "
-        "or the network stalled); the store refused it: nothing of it was changed",
-        key,
-    )

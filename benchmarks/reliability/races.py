@@ -370,7 +370,9 @@ def check_external_round(report: Report, where: str, root: str, results: dict[st
             report.count("external writes lost")
             report.fail(f"{where}: LOST external write {line}")
     report.count("vfs wins clobbered by an external replace", sum(1 for x in results["won"] if x not in final))
-    report.count("vfs refused lines seen in the file (read during a swap-back)", sum(1 for x in results["refused"] if x in final))
+    report.count(
+        "vfs refused lines seen in the file (read during a swap-back)", sum(1 for x in results["refused"] if x in final)
+    )
 
 
 def run_external(

@@ -43,7 +43,7 @@ class _Interposed:
 def interpose(be: Any, method: str, before: Callable[[], None]) -> list[str]:
     calls: list[str] = []
     real = be._blob
-    be._blob = lambda key: _Interposed(real(key), method, before, calls)
+    be._blob = lambda key, *client: _Interposed(real(key, *client), method, before, calls)
     return calls
 
 

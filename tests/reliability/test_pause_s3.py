@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("moto")
 pytest.importorskip("s3fs")
 
-from benchmarks.reliability import pause_s3
+from benchmarks.reliability import pause as pause_s3
 from tests.support import s3_servers
 
 pytestmark = [pytest.mark.s3, pytest.mark.slow]

@@ -1,5 +1,6 @@
-"""Pause campaign on S3 (moto server on 127.0.0.1): a committer that stalls inside its commit, loses
-its lease, and wakes up after another client has committed.
+"""Pause campaign on a store whose commit lock is a lease (S3 on moto or SeaweedFS, Azure on
+Azurite, each on 127.0.0.1): a committer that stalls inside its commit, loses its lease, and wakes
+up after another client has committed.
 
 Each trial, on a fresh prefix holding the tree A of :mod:`benchmarks.reliability.crash`:
 
@@ -38,6 +39,9 @@ window a client-side check leaves (a pause between the check and the send). moto
 that expiry by itself; the test suite's moto server adds S3's check (``tests.support.s3_servers``),
 so both runs have the fence. Without it (moto as shipped) that window stays open: the ABA case,
 counted as a mixed tree (8 of 300 trials when last measured).
+
+``run_azurite`` runs it on Azurite, which refuses a SAS that has expired: the Azure backend's
+fence (``backends.azure.fence``), whose account key the campaign's connection string carries.
 
 Each trial starts a fresh interpreter (s3fs's event-loop thread must not be forked).
 """
@@ -280,11 +284,11 @@ def _untrue_report(trial: Trial) -> str | None:
 # -- the campaign -----------------------------------------------------------------------------
 
 
-def _trees(bucket: str, options: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _trees(base: str, options: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The snapshots of A and B."""
     from tests.support.trees import snapshot_tree
 
-    scratch = _fresh(f"s3://{bucket}/scratch", options)
+    scratch = _fresh(f"{base}/scratch", options)
     trees = {"A": snapshot_tree(scratch)}
     flip(scratch)
     trees["B"] = snapshot_tree(scratch)
@@ -294,7 +298,7 @@ def _trees(bucket: str, options: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 def _spawn_committer(url: str, options: dict[str, Any]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "benchmarks.reliability.pause_s3", "--committer", url, json.dumps(options)],
+        [sys.executable, "-m", "benchmarks.reliability.pause", "--committer", url, json.dumps(options)],
         env={**os.environ, "PYTHONPATH": REPO},
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -302,12 +306,12 @@ def _spawn_committer(url: str, options: dict[str, Any]) -> subprocess.Popen[byte
     )
 
 
-def commit_time(bucket: str, options: dict[str, Any], runs: int = 3) -> float:
+def commit_time(base: str, options: dict[str, Any], runs: int = 3) -> float:
     """How long an unpaused committer holds the commit lock (the median of ``runs``: one cold run
     must not stretch the window the pauses are aimed at)."""
     held = []
     for index in range(runs):
-        url = f"s3://{bucket}/calibrate{index}"
+        url = f"{base}/calibrate{index}"
         _fresh(url, options).close()
         proc = _spawn_committer(url, options)
         assert proc.stdout is not None
@@ -336,16 +340,55 @@ def run_seaweedfs(trials: int = 50, *, seed: int = 0) -> Report:
         return run(trials, seed=seed, endpoint=ep, server="seaweedfs")
 
 
+def run_azurite(trials: int = 50, *, seed: int = 0) -> Report:
+    """The campaign on Azurite, which refuses a SAS once it has expired (the store-side fence of
+    ``backends.azure.fence``)."""
+    from tests.support import azurite
+
+    with azurite.azurite_endpoint() as ep:
+        options = {**ep.storage_options, **LEASE_OPTIONS}
+        base = f"az://{azurite.make_container(ep, 'pause')}"
+        return campaign("pause-azure-azurite", base, options, trials, seed=seed)
+
+
+def run_azurite_sas(trials: int = 50, *, seed: int = 0) -> Report:
+    """The campaign on Azurite with the workspace opened by a SAS token: no account key to sign a
+    fence with, so its changes are checked against the lease before each send only (the window a
+    pause right after that check leaves is what this run measures)."""
+    import datetime
+
+    from azure.storage.blob import AccountSasPermissions, ResourceTypes, generate_account_sas
+
+    from tests.support import azurite
+
+    token = generate_account_sas(
+        azurite.ACCOUNT,
+        azurite.ACCOUNT_KEY,
+        ResourceTypes(container=True, object=True),
+        AccountSasPermissions(read=True, write=True, delete=True, list=True, create=True),
+        expiry=datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=2),
+    )
+    with azurite.azurite_endpoint() as ep:
+        options = {"account_url": ep.blob_url, "sas_token": token, **LEASE_OPTIONS}
+        base = f"az://{azurite.make_container(ep, 'pause')}"
+        return campaign("pause-azure-azurite-sas-token", base, options, trials, seed=seed)
+
+
 def run(trials: int = 50, *, seed: int = 0, endpoint: Any = None, server: str = "moto") -> Report:
     from tests.support import s3_servers
 
-    report = Report(f"pause-s3-{server}")
-    rng = random.Random(seed)
     ep = endpoint if endpoint is not None else s3_servers.shared_moto_endpoint()
     options = {**ep.storage_options, **LEASE_OPTIONS}
-    bucket = s3_servers.make_bucket(ep, "pause")
-    trees = _trees(bucket, options)
-    held = commit_time(bucket, options)
+    base = f"s3://{s3_servers.make_bucket(ep, 'pause')}"
+    return campaign(f"pause-s3-{server}", base, options, trials, seed=seed)
+
+
+def campaign(name: str, base: str, options: dict[str, Any], trials: int, *, seed: int) -> Report:
+    """``trials`` paused commits, each on a fresh prefix of the store at the URL ``base``."""
+    report = Report(name)
+    rng = random.Random(seed)
+    trees = _trees(base, options)
+    held = commit_time(base, options)
     report.notes.append(
         f"an unpaused committer holds the commit lock for {held * 1000:.0f} ms; pauses fall uniformly over "
         f"that time after it takes the lock; lease TTL {LEASE_TTL} s, paused for {PAUSE} s"
@@ -354,7 +397,7 @@ def run(trials: int = 50, *, seed: int = 0, endpoint: Any = None, server: str = 
         report.count(name, 0)  # every class shows up in the figures, zero included
     for index in range(trials):
         delay = rng.uniform(0, held)
-        url = f"s3://{bucket}/t{index}"
+        url = f"{base}/t{index}"
         _fresh(url, options).close()
         trial = Trial(where=f"trial {index} (pause {delay * 1000:.1f} ms into the commit)")
         try:
