@@ -530,13 +530,10 @@ class AzureBackend:
 
 
 def _transport(concurrency: int) -> tuple[Any, Any]:
-    """A requests session whose pool holds ``concurrency`` connections (requests' default of 10
-    would otherwise be the real bound of a batch), wrapped as the SDK's transport."""
-    import requests
+    """The session of :mod:`backends.azure.transport`, wrapped as the SDK's transport."""
     from azure.core.pipeline.transport import RequestsTransport
 
-    session = requests.Session()
-    adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=max(concurrency, 10))
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
+    from backends.azure import transport
+
+    session = transport.session(concurrency)
     return session, RequestsTransport(session=session, session_owner=False)

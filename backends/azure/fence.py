@@ -11,9 +11,9 @@ account key, so the fence needs one (a connection string with ``AccountKey``, or
 client-side check alone (``AzureBackend.fenced`` says which).
 
 A body over :data:`backends.fence.INLINE_BODY` goes up as uncommitted blocks (signed as reads are:
-no one sees them) behind a fenced, small Put Block List. The SDK's transport (requests over
-urllib3) sends a request's head and its body in two writes back to back: a process stopped
-exactly between those two system calls is the window left (S3's aiohttp sends both in one).
+no one sees them) behind a fenced, small Put Block List; and the backend's connections send a
+request's head together with its body, in one write (:mod:`backends.azure.transport`: urllib3
+sends them apart, and a body sent after a pause lands late, head accepted in time).
 """
 
 from __future__ import annotations
