@@ -62,6 +62,7 @@ from typing import Any
 
 from benchmarks.reliability import Report
 from benchmarks.reliability.crash import REPO, TREE_A, TREE_B, _precise_sleep, flip
+from benchmarks.reliability.crash_s3 import _pending
 
 LEASE_TTL = 1.0
 CLOCK_SKEW = 0.2
@@ -151,14 +152,6 @@ class Trial:
 
 def _state(tree: dict[str, Any], trees: dict[str, dict[str, Any]]) -> str:
     return next((name for name, t in trees.items() if t == tree), "mixed")
-
-
-def _pending(ws: Any) -> list[str]:
-    try:
-        names = {i.name for i in ws.backend.list(ws.txlog.tx_key)}
-    except FileNotFoundError:
-        return []
-    return sorted(n for n in names if n.endswith(".journal") and n[: -len(".journal")] + ".done" not in names)
 
 
 def _where_paused(probe: Any) -> str:
@@ -355,21 +348,10 @@ def run_azurite_sas(trials: int = 50, *, seed: int = 0) -> Report:
     """The campaign on Azurite with the workspace opened by a SAS token: no account key to sign a
     fence with, so its changes are checked against the lease before each send only (the window a
     pause right after that check leaves is what this run measures)."""
-    import datetime
-
-    from azure.storage.blob import AccountSasPermissions, ResourceTypes, generate_account_sas
-
     from tests.support import azurite
 
-    token = generate_account_sas(
-        azurite.ACCOUNT,
-        azurite.ACCOUNT_KEY,
-        ResourceTypes(container=True, object=True),
-        AccountSasPermissions(read=True, write=True, delete=True, list=True, create=True),
-        expiry=datetime.datetime.now(datetime.UTC) + datetime.timedelta(days=2),
-    )
     with azurite.azurite_endpoint() as ep:
-        options = {"account_url": ep.blob_url, "sas_token": token, **LEASE_OPTIONS}
+        options = {"account_url": ep.blob_url, "sas_token": azurite.account_sas(), **LEASE_OPTIONS}
         base = f"az://{azurite.make_container(ep, 'pause')}"
         return campaign("pause-azure-azurite-sas-token", base, options, trials, seed=seed)
 

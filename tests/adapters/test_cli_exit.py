@@ -63,7 +63,9 @@ def test_the_status_of_a_failure_is_the_process_status(tmp_path: Path) -> None:
 def test_exit_handlers_still_run(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("one\n")
     setup = "import atexit; atexit.register(lambda: print('exit handler ran', file=sys.stderr))"
-    done = _program(tmp_path, setup, "apply", "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n")
+    done = _program(
+        tmp_path, setup, "apply", "*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n"
+    )
     assert done.returncode == 0, done.stderr
     assert "exit handler ran" in done.stderr
     assert (tmp_path / "a.txt").read_text() == "ONE\n"

@@ -54,7 +54,11 @@ def test_a_damaged_record_stops_every_verb_until_recover_discard(tmp_path: Path)
     journal = tmp_path / ".vfs" / "tx" / f"{txid}.journal"
     ws.backend.write(WriteItem(f".vfs/tx/{txid}.journal", journal.read_bytes()[:-3]))
     root = str(tmp_path)
-    for verb in (["log"], ["undo"], ["tool", "str_replace_editor", '{"command": "view", "path": "' + root + '/a.txt"}']):
+    for verb in (
+        ["log"],
+        ["undo"],
+        ["tool", "str_replace_editor", '{"command": "view", "path": "' + root + '/a.txt"}'],
+    ):
         result = run_cli(*verb, "--root", root)
         assert result.returncode != 0, verb
         err = (result.stdout + result.stderr).decode()

@@ -117,7 +117,9 @@ def test_every_block_is_accounted_for() -> None:
     for key in BLOCKS:
         assert sum(key in b.code for b in blocks) == 1, f"no single README block holds {key!r}"
     assert all(b.lang in ("bash", "python", "json", "console") for b in blocks)
-    assert all(b.lang not in ("json", "console") or "run by " in BLOCKS[next(k for k in BLOCKS if k in b.code)] for b in blocks)
+    assert all(
+        b.lang not in ("json", "console") or "run by " in BLOCKS[next(k for k in BLOCKS if k in b.code)] for b in blocks
+    )
 
 
 def test_the_blocks_left_to_a_live_model_compile() -> None:

@@ -57,13 +57,15 @@ def test_every_input_schema_is_valid_json_schema(fmt: str, capsysbinary: pytest.
 
 @pytest.mark.parametrize(
     "args",
-    tiered([  # two processes a case: one format in the fast tier
-        ("--format", "openai"),
-        ("--format", "openai-function"),
-        ("--format", "anthropic"),
-        ("--format", "mcp", "--enable-undo"),
-        ("--format", "mcp", "--tool", "str_replace_editor"),
-    ]),
+    tiered(
+        [  # two processes a case: one format in the fast tier
+            ("--format", "openai"),
+            ("--format", "openai-function"),
+            ("--format", "anthropic"),
+            ("--format", "mcp", "--enable-undo"),
+            ("--format", "mcp", "--tool", "str_replace_editor"),
+        ]
+    ),
 )
 def test_schema_output_is_byte_identical_across_runs(args: tuple[str, ...]) -> None:
     first = schema_cli(*args, hash_seed="1")

@@ -198,19 +198,11 @@ def test_a_big_fenced_change_keeps_its_condition(make_backend: BackendMaker) -> 
 def test_with_a_sas_token_there_is_no_key_to_fence_with(azurite_ep: AzuriteEndpoint) -> None:
     """A workspace opened with a SAS token works, its changes checked against the lease before
     each send only: the backend says it is not fenced."""
-    from azure.storage.blob import AccountSasPermissions, ResourceTypes, generate_account_sas
-
     from backends.azure import AzureBackend
 
     name = azurite.make_container(azurite_ep, "sas-token")
-    token = generate_account_sas(
-        azurite.ACCOUNT,
-        azurite.ACCOUNT_KEY,
-        ResourceTypes(container=True, object=True),
-        AccountSasPermissions(read=True, write=True, delete=True, list=True, create=True),
-        expiry=datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=1),
-    )
-    be = AzureBackend.from_url(f"az://{name}/ws", {"account_url": azurite_ep.blob_url, "sas_token": token})
+    options = {"account_url": azurite_ep.blob_url, "sas_token": azurite.account_sas(hours=1)}
+    be = AzureBackend.from_url(f"az://{name}/ws", options)
     try:
         assert not be.fenced
         assert be.lock(".vfs/lock", timeout=1).resolution == 0.0

@@ -157,7 +157,13 @@ def test_absolute_time_and_scaled_bounds() -> None:
     result = _run(Workload("w", "w", {}, series, targets), reps=1)
     table = report.targets_table([result])
     assert _row(table, "whole process < 0.1 s")[2:] == ["288 ms", "< 100 ms", "-", "288 ms - 288 ms", "**MISSED**"]
-    assert _row(table, "peak RSS <= 3x file size")[2:] == ["3.23x", "<= 3x file size", "-", "3.23 - 3.23x", "**MISSED**"]
+    assert _row(table, "peak RSS <= 3x file size")[2:] == [
+        "3.23x",
+        "<= 3x file size",
+        "-",
+        "3.23 - 3.23x",
+        "**MISSED**",
+    ]
     assert _row(table, "peak RSS <= 3x (no label)")[3] == "<= 3x"
     targets_json = report.to_json([result], _meta())["workloads"][0]["targets"]
     assert targets_json[0]["unit"] == "s"

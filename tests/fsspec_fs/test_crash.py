@@ -107,7 +107,9 @@ CHILD = textwrap.dedent(
 
 @pytest.mark.parametrize("step", ["journaled", "applied-writes", "before-mark"])
 # S3: a SIGKILLed process on moto, ~3 s a case (the full suite); local disk in the fast tier
-@pytest.mark.parametrize("target", ["local", pytest.param("s3", marks=[pytest.mark.s3, pytest.mark.slow])], indirect=True)
+@pytest.mark.parametrize(
+    "target", ["local", pytest.param("s3", marks=[pytest.mark.s3, pytest.mark.slow])], indirect=True
+)
 def test_a_process_killed_mid_commit_is_rolled_back_when_the_filesystem_is_opened_again(
     target: Target, step: str, tmp_path: Path
 ) -> None:

@@ -139,9 +139,7 @@ def test_outside_a_transaction_each_call_is_one_commit(target: Target) -> None:
 def test_threads_sharing_an_instance_share_its_transaction(target: Target) -> None:
     fs = target.make_fs()
     with fs.transaction:
-        workers = [
-            threading.Thread(target=fs.pipe, args=(f"{target.path}/t{i}.txt", b"%d" % i)) for i in range(4)
-        ]
+        workers = [threading.Thread(target=fs.pipe, args=(f"{target.path}/t{i}.txt", b"%d" % i)) for i in range(4)]
         for w in workers:
             w.start()
         for w in workers:

@@ -402,5 +402,9 @@ def test_a_directory_view_makes_one_delimiter_listing_per_shown_folder(make_back
     backend._call = spy  # type: ignore[method-assign]
     result = StrReplaceEditor(ws).run({"command": "view", "path": "/workspace"})
     assert not result.is_error and "/workspace/a/x\n" in result.text and "/p0" not in result.text
-    assert sorted(str(kw["Prefix"]) for kw in lists) == [f"{backend.prefix}/", f"{backend.prefix}/a/", f"{backend.prefix}/b/"]
+    assert sorted(str(kw["Prefix"]) for kw in lists) == [
+        f"{backend.prefix}/",
+        f"{backend.prefix}/a/",
+        f"{backend.prefix}/b/",
+    ]
     assert all(kw.get("Delimiter") == "/" for kw in lists)

@@ -91,6 +91,23 @@ def container_name(label: str) -> str:
     return f"vfs-{slug}-{digest}"
 
 
+def account_sas(hours: float = 48.0) -> str:
+    """An account SAS of the development account (read, write, delete, list, create on containers
+    and blobs), valid for ``hours``: a credential without the key, as a user holding a token has."""
+    import datetime
+
+    from azure.storage.blob import AccountSasPermissions, ResourceTypes, generate_account_sas
+
+    token: str = generate_account_sas(
+        ACCOUNT,
+        ACCOUNT_KEY,
+        ResourceTypes(container=True, object=True),
+        AccountSasPermissions(read=True, write=True, delete=True, list=True, create=True),
+        expiry=datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=hours),
+    )
+    return token
+
+
 def make_container(ep: AzuriteEndpoint, label: str) -> str:
     name = container_name(label)
     ep.service().create_container(name)
