@@ -317,6 +317,8 @@ class AzureBackend:
         fence_token = FENCE.set(self._held.valid_until if fenced else None)
         try:
             yield self._fenced if fenced else self.container
+        except connect.NotSent as stopped:
+            raise stopped.lost from None
         except Exception as exc:
             if fenced and fence.refused_as_late(exc):
                 self._held.require_valid()  # LeaseLost, unless the lease was renewed meanwhile

@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from backends.lease import LeaseLost
 from backends.values import value
 
 _ENV = {
@@ -38,6 +39,28 @@ def check_before_send(request: Any) -> None:
     check = SEND_CHECK.get()
     if check is not None:
         check()
+
+
+class NotSent(Exception):
+    """The lease was found lost right before a change's bytes were written: nothing was sent.
+    Not an ``OSError``: urllib3, requests and the SDK's retry policy would take one for a
+    connection failure and retry it."""
+
+    def __init__(self, lost: LeaseLost) -> None:
+        super().__init__(str(lost))
+        self.lost = lost
+
+
+def check_before_write() -> None:
+    """The check again, in the connection, right before a request's bytes are handed to the
+    kernel (``backends.azure.transport``); :class:`NotSent` if the lease is lost."""
+    check = SEND_CHECK.get()
+    if check is None:
+        return
+    try:
+        check()
+    except LeaseLost as lost:
+        raise NotSent(lost) from None
 
 
 @value(frozen=True)

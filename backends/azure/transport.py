@@ -12,6 +12,10 @@ they are the kernel's to send, stopped process or not.
 
 A request without a body sends its head when its response is asked for. Only the connections of
 this session do this (a proxy's tunnel is urllib3's own).
+
+Right before that write, the lease is checked once more (``connect.check_before_write``): the
+last instant before the bytes are the kernel's. Where no fence can be signed (a SAS token), what
+stays open is the few instructions between that check and the write.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import requests
 import urllib3
 from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
+
+from backends.azure.connect import check_before_write as _last_check
 
 
 class _HeadWithBody:
@@ -42,6 +48,7 @@ class _HeadWithBody:
     def send(self, data: Any) -> None:
         head, self._held_head = self._held_head, None
         if head is not None:
+            _last_check()
             if isinstance(data, bytes | bytearray | memoryview):
                 data = head + bytes(data)
             else:
@@ -51,6 +58,7 @@ class _HeadWithBody:
     def getresponse(self) -> Any:
         head, self._held_head = self._held_head, None
         if head is not None:
+            _last_check()
             super().send(head)  # type: ignore[misc]
         return super().getresponse()  # type: ignore[misc]
 

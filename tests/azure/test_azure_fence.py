@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import math
+import socket
 import time
 import urllib.parse
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from backends.azure import backend as azure_backend
 from backends.azure import connect, fence
 from backends.base import DeleteItem, PreconditionFailed, WriteItem
 from backends.fence import FENCE, INLINE_BODY, RESOLUTION
@@ -101,56 +103,103 @@ LATE_CHANGES = {
 }
 
 
+def _makes_visible_line(line: bytes) -> bool:
+    """The request line of a change a reader sees (not a block's Put Block)."""
+    return line.startswith(b"DELETE ") or (line.startswith(b"PUT ") and b"comp=block&" not in line + b"&")
+
+
+@pytest.fixture
+def pause_on_the_wire(monkeypatch: pytest.MonkeyPatch) -> Callable[[Any], list[bytes]]:
+    """``arm(be)``: the first request that makes a change of ``f.txt`` visible waits, at the very
+    write that hands its bytes to the kernel (after every check vfs makes), until the lease has run
+    out, as a process stopped there would; returns the request lines of the requests so held, and
+    ``b"expired"`` after each one the lease had run out for when its bytes left."""
+
+    def arm(be: Any) -> list[bytes]:
+        held: list[bytes] = []
+        real = socket.socket.sendall
+        name = be._name("f.txt").encode()
+
+        def sendall(sock: socket.socket, data: Any, *args: Any) -> Any:
+            line = bytes(data[:4096]).split(b"\r\n", 1)[0]
+            if not held and name in line and _makes_visible_line(line):
+                held.append(line)
+                _pause_past_the_lease(be)
+                try:
+                    be._held.require_valid()
+                except LeaseLost:
+                    held.append(b"expired")
+            return real(sock, data, *args)
+
+        monkeypatch.setattr(socket.socket, "sendall", sendall)
+        return held
+
+    return arm
+
+
 @pytest.mark.parametrize("change", list(LATE_CHANGES))
 def test_a_change_that_arrives_after_the_lease_is_refused_by_the_store(
-    make_backend: BackendMaker, azurite_ep: AzuriteEndpoint, change: str
+    make_backend: BackendMaker,
+    azurite_ep: AzuriteEndpoint,
+    pause_on_the_wire: Callable[[Any], list[bytes]],
+    change: str,
 ) -> None:
     be = make_backend(lease_ttl=TTL, clock_skew=0)
     version = be.write(WriteItem("f.txt", b"one\n")).version
-    sent: list[str] = []
-
-    def pause(request: Any) -> None:
-        if _makes_visible(request) and "f.txt" in request.http_request.url:
-            sent.append(request.http_request.url)
-            _pause_past_the_lease(be)
-
-    _refence(be, pause)
+    held = pause_on_the_wire(be)
     lease = be.lock(".vfs/lock", timeout=5)
     with pytest.raises(TimeoutError) as refused, lease:
         LATE_CHANGES[change](be, version)
-    assert sent and "se=" in sent[0] and "sig=" in sent[0]  # it was sent, signed to expire with the lease
+    assert held[1:] == [b"expired"] and b"se=" in held[0] and b"sig=" in held[0]  # sent late, signed to expire
     assert lease.lost  # and the store, not vfs, said no: nothing of it landed
     assert _raw(azurite_ep, be, "f.txt") == b"one\n"
     assert "lock expired" in str(refused.value) or "refused" in str(refused.value)
 
 
-def test_without_the_fence_the_same_late_change_lands(make_backend: BackendMaker, azurite_ep: AzuriteEndpoint) -> None:
-    """What the fence closes: a client with no key to sign with (a SAS token, Azure AD) checks its
-    lease before each send only, and a pause right after that check lands the change late."""
+def _unfenced(be: Any, ep: AzuriteEndpoint, hook: Callable[[Any], None] = connect.check_before_send) -> None:
+    """``be`` sends its changes as a client with no key to sign a fence with (a SAS token, Azure
+    AD) does: the shipped transport, ``hook`` as the SDK's last hook."""
+    be._fenced = None
+    loc = connect.parse_url(f"az://{be.container.container_name}")
+    _, sdk_transport = azure_backend._transport(4)
+    kwargs = {"raw_request_hook": hook, "retry_total": 0, "transport": sdk_transport}
+    be.container = connect.container_client(loc, ep.storage_options, kwargs)
+
+
+def test_without_the_fence_the_same_late_change_lands(
+    make_backend: BackendMaker, azurite_ep: AzuriteEndpoint, pause_on_the_wire: Callable[[Any], list[bytes]]
+) -> None:
+    """What the fence closes: a client with no key checks its lease before sending only, and a
+    stop after the last check lands the change late."""
     be = make_backend(lease_ttl=TTL, clock_skew=0)
     version = be.write(WriteItem("f.txt", b"one\n")).version
+    _unfenced(be, azurite_ep)
+    held = pause_on_the_wire(be)
+    written = []
+    with pytest.raises(LeaseLost), be.lock(".vfs/lock", timeout=5):  # (found lost when let go)
+        written.append(be.write(WriteItem("f.txt", b"late\n", if_version=version)))
+    assert held[1:] == [b"expired"] and b"sig=" not in held[0]
+    assert written and _raw(azurite_ep, be, "f.txt") == b"late\n"  # it landed after the lease ran out
 
-    expired: list[bool] = []  # per paused request: the lease had run out when it left
+
+def test_a_lease_lost_before_the_bytes_leave_stops_the_change_in_the_process(
+    make_backend: BackendMaker, azurite_ep: AzuriteEndpoint
+) -> None:
+    """Without a fence, the last check is made in the connection, right before the request's
+    bytes are written: a stop anywhere before it (here: in the SDK's last hook, after its own
+    check) sends nothing."""
+    be = make_backend(lease_ttl=TTL, clock_skew=0)
+    version = be.write(WriteItem("f.txt", b"one\n")).version
 
     def pause(request: Any) -> None:
         connect.check_before_send(request)
         if request.http_request.method == "PUT" and be._name("f.txt") in request.http_request.url:
             _pause_past_the_lease(be)
-            try:
-                be._held.require_valid()
-            except LeaseLost:
-                expired.append(True)
-            else:
-                expired.append(False)
 
-    be._fenced = None
-    loc = connect.parse_url(f"az://{be.container.container_name}")
-    be.container = connect.container_client(loc, azurite_ep.storage_options, {"raw_request_hook": pause})
-    written = []
-    with pytest.raises(LeaseLost), be.lock(".vfs/lock", timeout=5):  # (found lost when let go)
-        written.append(be.write(WriteItem("f.txt", b"late\n", if_version=version)))
-    assert written and expired == [True]  # the lease ran out while the request waited: it landed all the same
-    assert _raw(azurite_ep, be, "f.txt") == b"late\n"
+    _unfenced(be, azurite_ep, pause)
+    with pytest.raises(LeaseLost), be.lock(".vfs/lock", timeout=5):
+        be.write(WriteItem("f.txt", b"late\n", if_version=version))
+    assert _raw(azurite_ep, be, "f.txt") == b"one\n"
 
 
 def test_a_change_in_time_lands_signed_the_same_way(make_backend: BackendMaker, azurite_ep: AzuriteEndpoint) -> None:

@@ -87,3 +87,22 @@ def test_a_plain_session_sends_the_head_and_the_body_apart(url: str, writes: lis
     with requests.Session() as session:
         assert session.put(url, data=b"x" * INLINE_BODY).status_code == 201
     assert len(writes) == 2 and writes[1] == b"x" * INLINE_BODY
+
+
+def test_a_lost_lease_found_at_the_write_sends_nothing(url: str, writes: list[bytes]) -> None:
+    """The lease is checked once more right before the bytes go to the kernel; lost, nothing goes,
+    and the error is not one urllib3, requests or the SDK would retry as a connection failure."""
+    from backends.azure import connect
+    from backends.lease import LeaseLost
+
+    def lost() -> None:
+        raise LeaseLost(110, "the commit lock expired while held", ".vfs/lock")
+
+    token = connect.SEND_CHECK.set(lost)
+    try:
+        with transport.session(4) as session, pytest.raises(connect.NotSent) as stopped:
+            session.put(url, data=b"late")
+    finally:
+        connect.SEND_CHECK.reset(token)
+    assert isinstance(stopped.value.lost, LeaseLost)
+    assert writes == [] and _Handler.received == []
