@@ -85,7 +85,7 @@ class AzureBackend:
             "at most the lease time.",
             "Where the account key is known, each change under the lease carries a SAS that expires "
             "with the lease, so the store refuses a paused holder's late change (backends/azure/fence.py); "
-            "with a SAS token or an Azure AD credential, the lease is checked before each send only.",
+            "with a SAS token or an Azure AD credential, the lease is checked again right before each write.",
             "No file modes, no symlinks; Last-Modified has 1 s resolution and is never used as a version.",
         ),
     )
