@@ -14,6 +14,11 @@ A body over :data:`backends.fence.INLINE_BODY` goes up as uncommitted blocks (si
 no one sees them) behind a fenced, small Put Block List; and the backend's connections send a
 request's head together with its body, in one write (:mod:`backends.azure.transport`: urllib3
 sends them apart, and a body sent after a pause lands late, head accepted in time).
+
+What it rests on, as on S3: the store enforces the expiry (Azure Storage and Azurite do), and the
+store's clock is within the lease's margin of this host's (a quarter of the lease time: 7.5 s by
+default). A host whose clock runs later than the store's by more than that has every change
+under the lease refused as late.
 """
 
 from __future__ import annotations
