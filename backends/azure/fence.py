@@ -17,7 +17,8 @@ sends them apart, and a body sent after a pause lands late, head accepted in tim
 
 What it rests on, as on S3: the store enforces the expiry (Azure Storage and Azurite do), and the
 store's clock is within the lease's margin of this host's (a quarter of the lease time: 7.5 s by
-default). A host whose clock runs later than the store's by more than that has every change
+default). A host clock ahead of the store's lets a late change through for that much longer; one
+behind it by more than a change's validity (three quarters of the lease time) has every change
 under the lease refused as late.
 """
 
