@@ -268,7 +268,7 @@ class LocalBackend:
                 os.close(old[0])
             raise
         if old is not None:
-            publish.let_go(old[0], old[1].st_size)  # the replaced file: freed at this close
+            publish.let_go(old[0])  # the replaced file: freed at this close
         return self._written_info(item, st)
 
     def _discard_staged(self, staged: _Staged) -> None:

@@ -9,6 +9,7 @@ never taken for one. A temp file never survives an exception (``KeyboardInterrup
 
 from __future__ import annotations
 
+import _thread
 import errno
 import os
 import stat as stat_module
@@ -198,26 +199,95 @@ def stage(
     return tmp, fd, written
 
 
-#: A replaced file this big is let go of on another thread (see :func:`let_go`).
-LET_GO_BESIDE_MIN = 1 << 20
+#: Handles waiting for the closer thread, at most: past that a handle is closed in line, so that a
+#: commit of thousands of files never holds more than this many descriptors for its replaced files.
+LET_GO_PENDING_MAX = 32
 
 
-def let_go(fd: int, size: int) -> None:
-    """Close a handle on a file that was just replaced (``size`` bytes), its name already gone.
+def let_go(fd: int) -> None:
+    """Close a handle on a file that was just replaced, its name already gone.
 
-    Its blocks are freed at this last close, and on a disk mounted with ``discard`` that costs
-    ~1.5-2.5 ms for 5 MB here, which nothing the caller does next waits for:
-    a big one is closed on another thread. If the process ends first, the kernel closes it.
-    ``os.close`` lets go of the GIL."""
-    if size < LET_GO_BESIDE_MIN:
+    Its blocks are freed at this last close, which costs more than the replace that made it
+    (~160 us for a 4 KB file here, ~1.5-2.5 ms for 5 MB on a disk mounted with ``discard``) and
+    which nothing the caller does next waits for: the handle goes to one thread that closes
+    handles in turn, while this one goes on with the next file (the 2,000-file patch: ~15 % less
+    time, the frees beside the next files' creations on the other core). In line where the
+    closer has ``LET_GO_PENDING_MAX`` handles waiting, no thread can be had, or ``os`` is a
+    stand-in (its handles are not the kernel's). If the process ends first, the kernel closes them.
+    """
+    pending = _closer() if _kernel_handles() else None
+    if pending is None or len(pending.fds) >= LET_GO_PENDING_MAX:
         os.close(fd)
         return
-    import _thread  # not threading: its import is start-up every `vfs apply` would pay
+    pending.put(fd)
 
-    try:
-        _thread.start_new_thread(_close_quietly, (fd,))
-    except RuntimeError:  # no thread to be had
-        os.close(fd)
+
+class _Pending:
+    """Handles waiting for the closer thread: a list, and a lock the closer waits on while it is
+    empty (``_thread``'s locks only: ``queue`` imports ``threading``, and ``_queue`` is a shared
+    library to load, start-up that every `vfs apply` would pay)."""
+
+    def __init__(self) -> None:
+        self.fds: list[int] = []
+        self._guard = _thread.allocate_lock()
+        self._ready = _thread.allocate_lock()  # held while there is nothing to close
+        self._ready.acquire()
+        self._woken = False  # whether _ready was released since the closer last took the list
+
+    def put(self, fd: int) -> None:
+        with self._guard:
+            self.fds.append(fd)
+            if not self._woken:
+                self._woken = True
+                self._ready.release()
+
+    def take(self) -> list[int]:
+        """Every handle waiting, once there is one."""
+        self._ready.acquire()
+        with self._guard:
+            fds, self.fds, self._woken = self.fds, [], False
+        return fds
+
+
+#: The pending handles of this process's closer thread, made at the first let_go.
+_CLOSER: _Pending | None = None
+_CLOSER_MADE = _thread.allocate_lock()
+
+
+def _closer() -> _Pending | None:
+    """The pending handles of this process's closer thread, started once; ``None`` where no
+    thread can be had."""
+    global _CLOSER
+    if _CLOSER is not None:
+        return _CLOSER
+    with _CLOSER_MADE:
+        if _CLOSER is None:
+            pending = _Pending()
+            try:
+                _thread.start_new_thread(_close_in_turn, (pending,))
+            except RuntimeError:  # no thread to be had
+                return None
+            _CLOSER = pending
+        return _CLOSER
+
+
+def _forget_closer() -> None:
+    """In a forked child, which has no closer thread: what its parent had queued is closed here."""
+    global _CLOSER, _CLOSER_MADE
+    if _CLOSER is not None:
+        for fd in _CLOSER.fds:
+            _close_quietly(fd)
+    _CLOSER, _CLOSER_MADE = None, _thread.allocate_lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_closer)
+
+
+def _close_in_turn(pending: _Pending) -> None:
+    while True:
+        for fd in pending.take():
+            _close_quietly(fd)
 
 
 def _close_quietly(fd: int) -> None:
