@@ -40,6 +40,92 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
+class _Direction(asyncio.Protocol):
+    """One side of a proxied connection: what arrives on it is written to the other side's
+    transport ``delay`` seconds later, in order.
+
+    Protocol callbacks and one timer per direction, not stream readers, queues and a task per
+    chunk: the proxy stands for a network, whose latency takes no CPU, and it runs on the same
+    cores as the client and the server it sits between (a stream-based version took ~40 ms of
+    CPU per 100-file commit here, ~0.3 ms per request).
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, delay: float, sides: set[_Direction]) -> None:
+        self.loop = loop
+        self.delay = delay
+        self.sides = sides  # the proxy's open sides, closed at its stop
+        self.transport: asyncio.Transport | None = None
+        self.peer: _Direction | None = None
+        self.due: collections.deque[tuple[float, bytes | None]] = collections.deque()  # None: EOF
+        self.timer: asyncio.TimerHandle | None = None
+        self.closed = False
+
+    # -- the transport this side reads from --------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.sides.add(self)
+
+    def data_received(self, data: bytes) -> None:
+        self._later(data)
+
+    def eof_received(self) -> bool:
+        self._later(None)
+        return True  # half-closed: the other way may still be sending
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self.sides.discard(self)
+        self._later(None)
+
+    # -- writing to the other side, ``delay`` later -------------------------------------------
+
+    def _later(self, data: bytes | None) -> None:
+        self.due.append((self.loop.time() + self.delay, data))
+        if self.timer is None:
+            self.timer = self.loop.call_at(self.due[0][0], self._flush)
+
+    def _flush(self) -> None:
+        self.timer = None
+        peer = self.peer
+        if peer is None or peer.transport is None:  # the other side not connected yet
+            self.timer = self.loop.call_later(0.001, self._flush)
+            return
+        now = self.loop.time()
+        while self.due and self.due[0][0] <= now:
+            _, data = self.due.popleft()
+            if data is None:
+                self._finish(peer.transport)
+                self.due.clear()
+                return
+            if not peer.transport.is_closing():
+                peer.transport.write(data)
+        if self.due:
+            self.timer = self.loop.call_at(self.due[0][0], self._flush)
+
+    def _finish(self, out: asyncio.Transport) -> None:
+        """The end of this direction: EOF to the other side, and both closed once both ended."""
+        if self.closed:
+            out.close()
+            return
+        with contextlib.suppress(OSError, RuntimeError):
+            if out.can_write_eof() and not out.is_closing():
+                out.write_eof()
+        if self.peer is not None and self.peer.closed and self.transport is not None:
+            self.transport.close()
+
+    # -- flow control: the other side's write buffer full, stop reading this one ---------------
+
+    def pause_writing(self) -> None:
+        if self.peer is not None and self.peer.transport is not None:
+            self.peer.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self.peer is not None and self.peer.transport is not None and not self.peer.transport.is_closing():
+            self.peer.transport.resume_reading()
+
+
 class LatencyProxy:
     """Forward 127.0.0.1:<port> to ``upstream`` with ``rtt/2`` of delay each way (own thread/loop)."""
 
@@ -53,70 +139,43 @@ class LatencyProxy:
         self._thread = threading.Thread(target=self._loop.run_forever, name="latency-proxy", daemon=True)
         self._server: asyncio.base_events.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._sides: set[_Direction] = set()
 
-    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
-
-        async def sender() -> None:
-            while True:
-                due, chunk = await queue.get()
-                if not chunk:
-                    break
-                wait = due - self._loop.time()
-                if wait > 0:
-                    await asyncio.sleep(wait)
-                writer.write(chunk)
-                await writer.drain()
-            with contextlib.suppress(OSError):
-                if writer.can_write_eof():
-                    writer.write_eof()
-
-        send = asyncio.ensure_future(sender())
-        try:
-            while True:
-                chunk = await reader.read(65536)
-                await queue.put((self._loop.time() + self.delay, chunk))
-                if not chunk:
-                    break
-            await send
-        except (ConnectionError, OSError):
-            pass
-        finally:
-            if not send.done():
-                send.cancel()
-            await asyncio.gather(send, return_exceptions=True)
-
-    async def _handle(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+    def _accepted(self) -> _Direction:
+        """A client connected: its side, and the upstream connection opened for it."""
         self.connections += 1
-        try:
-            up_r, up_w = await asyncio.open_connection(*self.upstream)
-        except OSError:
-            client_w.close()
-            return
-        try:
-            await asyncio.gather(self._pump(client_r, up_w), self._pump(up_r, client_w), return_exceptions=True)
-        finally:
-            for w in (client_w, up_w):
-                with contextlib.suppress(Exception):
-                    w.close()
-                    await w.wait_closed()
-
-    def _track(self, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
-        task = self._loop.create_task(self._handle(r, w))
+        client = _Direction(self._loop, self.delay, self._sides)
+        task = self._loop.create_task(self._connect(client))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return client
+
+    async def _connect(self, client: _Direction) -> None:
+        upstream = _Direction(self._loop, self.delay, self._sides)
+        client.peer, upstream.peer = upstream, client
+        try:
+            await self._loop.create_connection(lambda: upstream, *self.upstream)
+        except OSError:
+            if client.transport is not None:
+                client.transport.close()
 
     async def _start(self) -> None:
-        self._server = await asyncio.start_server(self._track, self.host, 0)
+        self._server = await self._loop.create_server(self._accepted, self.host, 0)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def _stop(self) -> None:
         if self._server is not None:
             self._server.close()
-            await self._server.wait_closed()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        for side in list(self._sides):
+            if side.timer is not None:
+                side.timer.cancel()
+            if side.transport is not None:
+                side.transport.close()
+        if self._server is not None:
+            await self._server.wait_closed()
 
     def start(self) -> LatencyProxy:
         self._thread.start()
