@@ -205,6 +205,11 @@ class LatencyProxyProcess:
         self.port = 0
         self._proc: subprocess.Popen[str] | None = None
 
+    @property
+    def pid(self) -> int | None:
+        """The proxy's process (its CPU is the rig's, not the client's nor the server's)."""
+        return self._proc.pid if self._proc is not None else None
+
     def __enter__(self) -> LatencyProxyProcess:
         self._proc = subprocess.Popen(
             [sys.executable, str(Path(__file__).resolve()), "--serve", *self.args],

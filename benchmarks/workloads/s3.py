@@ -37,7 +37,8 @@ of client CPU each), so the workload records at most ``RUNS`` repetitions (after
 
 Side measurements of each timed run: ``requests``, ``requests_per_file``, the CPU seconds of this
 process during the commit (``cpu_s``: aiobotocore's per-request work) and of the SeaweedFS server
-(``server_cpu_s``, read from /proc). Before every run, untimed and through a direct client (not
+(``server_cpu_s``, read from /proc) and of the latency proxy (``proxy_cpu_s``: the rig's own cost on
+the same cores, which a real network's latency does not take). Before every run, untimed and through a direct client (not
 the proxy), the series' files are deleted (``rewrite``: put back) and the transaction records are
 removed, so every run starts from the same bucket state; after it, every file must hold this
 run's bytes (size and the store's MD5 ETag, one listing). Pruning of the history is kept out of
@@ -151,6 +152,7 @@ class _Bench:
         self.timelines: dict[str, str] = {}
         #: series key -> (whole time, the wave of its files' PUTs) of each of its runs, seconds
         self.waves: dict[str, list[tuple[float, float]]] = collections.defaultdict(list)
+        self.proxy_pid: int | None = None
 
     def start(self) -> None:
         import vfs
@@ -162,6 +164,7 @@ class _Bench:
         self.bucket = s3_servers.make_bucket(self.ep, "bench-s3")
         port = int(self.ep.endpoint_url.rsplit(":", 1)[1])
         proxy = self.stack.enter_context(LatencyProxyProcess("127.0.0.1", port, rtt=self.p["rtt_ms"] / 1000))
+        self.proxy_pid = proxy.pid
         options = dict(s3_servers.storage_options_for(f"http://127.0.0.1:{proxy.port}"), skip_instance_cache=True)
         self.ws = vfs.open_workspace(
             f"s3://{self.bucket}/{PREFIX}", storage_options=options, history_limit=HISTORY_LIMIT
@@ -225,7 +228,7 @@ class _Bench:
         files = {p: f"# {who}, run {run}\n".encode() + self.bases[i] for i, p in enumerate(paths)}
         counts = self.counts
         self.requests_log.clear()
-        server_cpu, own_cpu = _process_cpu(self.ep.pid), _own_cpu()
+        server_cpu, own_cpu, proxy_cpu = _process_cpu(self.ep.pid), _own_cpu(), _process_cpu(self.proxy_pid)
         start = time.perf_counter()
         with self.ws.transaction(label="bench") as tx:
             if prefetch:
@@ -244,6 +247,7 @@ class _Bench:
         wave = self.requests_log.span("put_object", {p.removeprefix("/workspace/") for p in paths})  # backend keys
         action = "modify" if action == "edit" else action
         own_cpu, server_cpu = _own_cpu() - own_cpu, _process_cpu(self.ep.pid) - server_cpu
+        proxy_cpu = _process_cpu(self.proxy_pid) - proxy_cpu
         total = collections.Counter(counts)
         self.phases[who] = {"prefetch": prefetched, "staging": staged - prefetched, "commit": total - staged}
         self.written[who] = files
@@ -259,6 +263,8 @@ class _Bench:
         }
         if self.ep.pid is not None and server_cpu > 0:
             extra["server_cpu_s"] = server_cpu
+        if self.proxy_pid is not None:  # (in clock ticks: 0 for a short commit is "under 10 ms")
+            extra["proxy_cpu_s"] = proxy_cpu
         if wave is not None:  # from the first PUT of a file sent to the last answered
             extra["wave_s"] = wave
             self.waves[who].append((elapsed, wave))
