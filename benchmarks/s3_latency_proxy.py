@@ -66,6 +66,9 @@ class _Direction(asyncio.Protocol):
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         self.sides.add(self)
+        peer = self.peer
+        if peer is not None and peer.due and peer.timer is None:  # what arrived before this side connected
+            peer.timer = self.loop.call_at(peer.due[0][0], peer._flush)
 
     def data_received(self, data: bytes) -> None:
         self._later(data)
@@ -89,8 +92,7 @@ class _Direction(asyncio.Protocol):
     def _flush(self) -> None:
         self.timer = None
         peer = self.peer
-        if peer is None or peer.transport is None:  # the other side not connected yet
-            self.timer = self.loop.call_later(0.001, self._flush)
+        if peer is None or peer.transport is None:  # not connected yet: its connection_made flushes
             return
         now = self.loop.time()
         while self.due and self.due[0][0] <= now:
@@ -156,6 +158,8 @@ class LatencyProxy:
         try:
             await self._loop.create_connection(lambda: upstream, *self.upstream)
         except OSError:
+            client.peer = None  # nothing to forward to: what the client sent is dropped with it
+            client.due.clear()
             if client.transport is not None:
                 client.transport.close()
 

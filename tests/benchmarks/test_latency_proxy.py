@@ -3,6 +3,7 @@ half-closes passed on, a refused upstream passed on as a closed connection."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
@@ -11,9 +12,11 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from benchmarks import s3_latency_proxy
 from benchmarks.s3_latency_proxy import LatencyProxy
 
 
+@contextlib.contextmanager
 def _serve(handle: Callable[[socket.socket], None]) -> Iterator[int]:
     """A loopback server running ``handle`` on each connection (its own thread); yields its port."""
     listener = socket.create_server(("127.0.0.1", 0))
@@ -56,9 +59,17 @@ def _echo_until_eof(conn: socket.socket) -> None:
         conn.sendall(data)
 
 
+def _echo_late(conn: socket.socket) -> None:
+    """:func:`_echo_until_eof`, after a pause before the first read: the proxy's writes to it
+    pile up past the transport's buffer, so the proxy must stop reading the client and resume."""
+    time.sleep(0.5)
+    _echo_until_eof(conn)
+
+
 @pytest.fixture
 def echo_port() -> Iterator[int]:
-    yield from _serve(_echo_until_eof)
+    with _serve(_echo_until_eof) as port:
+        yield port
 
 
 def test_a_round_trip_takes_at_least_the_rtt() -> None:
@@ -67,27 +78,38 @@ def test_a_round_trip_takes_at_least_the_rtt() -> None:
             while data := conn.recv(16):
                 conn.sendall(data)
 
-    for port in _serve(ping_pong):
-        with (
-            LatencyProxy("127.0.0.1", port, rtt=0.06) as proxy,
-            socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as client,
-        ):
-            client.sendall(b"x")  # the connection set up: the first byte's trip not counted
-            assert client.recv(16) == b"x"
-            start = time.perf_counter()
-            client.sendall(b"ping")
-            got = b""
-            while len(got) < 4:
-                got += client.recv(16)
-            elapsed = time.perf_counter() - start
+    with (
+        _serve(ping_pong) as port,
+        LatencyProxy("127.0.0.1", port, rtt=0.06) as proxy,
+        socket.create_connection(("127.0.0.1", proxy.port), timeout=10) as client,
+    ):
+        client.sendall(b"x")  # the connection set up: the first byte's trip not counted
+        assert client.recv(16) == b"x"
+        start = time.perf_counter()
+        client.sendall(b"ping")
+        got = b""
+        while len(got) < 4:
+            got += client.recv(16)
+        elapsed = time.perf_counter() - start
     assert got == b"ping"
     assert elapsed >= 0.06  # 30 ms each way, never less
 
 
-def test_every_byte_goes_through_in_order_each_way_and_a_half_close_is_passed_on(echo_port: int) -> None:
-    data = os.urandom(3 << 20)  # more than a transport's write buffer: flow control is exercised
+def test_every_byte_goes_through_in_order_each_way_and_a_half_close_is_passed_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    paused: list[int] = []
+    real_pause = s3_latency_proxy._Direction.pause_writing
+
+    def counting(side: s3_latency_proxy._Direction) -> None:
+        paused.append(1)
+        real_pause(side)
+
+    monkeypatch.setattr(s3_latency_proxy._Direction, "pause_writing", counting)
+    data = os.urandom(8 << 20)
     with (
-        LatencyProxy("127.0.0.1", echo_port, rtt=0.004) as proxy,
+        _serve(_echo_late) as port,
+        LatencyProxy("127.0.0.1", port, rtt=0.004) as proxy,
         socket.create_connection(("127.0.0.1", proxy.port), timeout=20) as client,
     ):
         sender = threading.Thread(target=lambda: (client.sendall(data), client.shutdown(socket.SHUT_WR)), daemon=True)
@@ -95,6 +117,7 @@ def test_every_byte_goes_through_in_order_each_way_and_a_half_close_is_passed_on
         echoed = _recv_all(client)  # the server answers only after the client's EOF reached it
         sender.join(timeout=10)
     assert echoed == data
+    assert paused, "the server's slow start never filled the proxy's write buffer: flow control not exercised"
 
 
 def test_connections_are_proxied_independently(echo_port: int) -> None:
