@@ -112,7 +112,8 @@ class Placer:
         """Raise :class:`PatchAlreadyApplied` when some chunk was already in the file."""
         if not self.present:
             return
-        where = ", ".join(_span(start, end) for start, end in self.present)
+        present = sorted(self.present)  # (an addition at the end is recorded in chunk order)
+        where = ", ".join(_span(start, end) for start, end in present)
         if not self.absent:
             message = f"this change is already present at {where} of {self.path}; nothing was changed"
         else:
@@ -121,7 +122,7 @@ class Placer:
                 f"part of this change is already present at {where} of {self.path}, and chunk(s) {missing} "
                 "are not; nothing was changed (send only the missing part)"
             )
-        ranges = [(start + 1, end) for start, end in self.present]
+        ranges = [(start + 1, end) for start, end in present]
         raise PatchAlreadyApplied(message, path=self.path, parts=[(self.path, ranges, not self.absent)])
 
     def _anchors(self, chunk: Chunk) -> None:
@@ -214,7 +215,10 @@ class Placer:
         new = list(chunk.new_lines)
         at = self.cursor if anchored else len(self.lines) - len(new)
         if self._holds(at, new, 0):
-            self._record_present(at, at + len(new))
+            if anchored:
+                self._record_present(at, at + len(new))
+            else:  # at the end whatever the cursor: it says nothing of where the next chunks are
+                self.present.append((at, at + len(new)))
             return
         insertion = self.cursor if anchored else len(self.lines)
         self.replacements.append((insertion, 0, new))

@@ -123,6 +123,22 @@ def test_a_resent_insertion_does_not_insert_twice(body: str) -> None:
     assert "already present" in info.value.message
 
 
+def test_a_present_addition_at_the_end_leaves_the_next_chunks_searched_from_where_they_were() -> None:
+    # Codex appends an unanchored pure addition and searches the next chunk from where it was:
+    # ours, finding the addition already at the end, says so instead of failing on the next anchor.
+    body = "*** Update File: f.txt\n@@\n+baz\n@@ bar\n-dash\n+DASH"
+    with pytest.raises(PatchAlreadyApplied) as info:
+        plan({"f.txt": b"x\nbar\ndash\nbaz\n"}, body)
+    assert info.value.message == (
+        "part of this change is already present at line 4 of f.txt, and chunk(s) 2 are not; "
+        "nothing was changed (send only the missing part)"
+    )
+    # Both present: the whole change is there.
+    with pytest.raises(PatchAlreadyApplied) as info:
+        plan({"f.txt": b"x\nbar\nDASH\nbaz\n"}, body)
+    assert info.value.message == "this change is already present at line 3, line 4 of f.txt; nothing was changed"
+
+
 def test_an_insertion_next_to_blank_lines_only_still_inserts() -> None:
     # New lines that are all blank prove nothing: inserted as asked.
     assert after({"a.txt": b"x\n\n"}, "*** Update File: a.txt\n@@\n x\n+")["a.txt"] == b"x\n\n\n"
