@@ -67,6 +67,12 @@ CAMPAIGNS: dict[str, tuple[str, str, int, str]] = {
     "races-azure": ("benchmarks.reliability.races_azure", "run", 5, "3 editor + 3 apply_patch + 1 external, Azurite"),
     "crash-azure": ("benchmarks.reliability.crash_azure", "run", 200, "SIGKILL at a random instant, Azure on Azurite"),
     "differential": ("benchmarks.reliability.differential", "run", 10_000, "against Codex's apply_patch binary"),
+    "differential-derived": (
+        "benchmarks.reliability.differential",
+        "run_derived",
+        10_000,
+        "against Codex's apply_patch binary, patches cut from the files they edit",
+    ),
 }
 
 

@@ -1,11 +1,21 @@
 """Differential testing against Codex's real ``apply_patch`` binary (npm ``@openai/codex``, found by
 :func:`benchmarks.peers.codex`; preserve-line-endings mode, which the spec makes ours always).
 
-Each case: random files (CRLF/LF/lone CR/mixed, BOMs, unicode punctuation, non-text) and a random
-patch (adds, deletes, updates, moves, EOF anchors, damage) over paths that stay inside the
-directory. Codex runs in one copy of the tree, ``editors.apply_patch`` in another; outcomes (success
-or failure) and the resulting trees are compared byte for byte. Every difference is put in a
-class: one of the spec's deliberate differences, or ``unexplained`` (a bug on one side).
+Two campaigns over paths that stay inside the directory:
+
+- ``differential``: random files (CRLF/LF/lone CR/mixed, BOMs, unicode punctuation, non-text) and a
+  random patch (adds, deletes, updates, moves, EOF anchors, damage) over the same vocabulary; most
+  of these patches fail on both sides, so it probes the parser and the refusals;
+- ``differential-derived``: patches cut from the files they edit (:func:`derived_patch`), as a
+  model writes them: context and removed lines taken from the file, now and then with a stray
+  space, a lost indent or typographic punctuation, ``@@`` lines naming an earlier line, end-of-file
+  markers, pure insertions, moves, adds and deletes; most of them apply, so it probes where each
+  side puts a change.
+
+Codex runs in one copy of the tree, ``editors.apply_patch`` in another; outcomes (success or
+failure) and the resulting trees are compared byte for byte. Every difference is put in a class:
+one of the spec's deliberate differences, or ``unexplained`` (a bug on one side), which fails the
+trial.
 """
 
 from __future__ import annotations
@@ -30,6 +40,117 @@ from editors.apply_patch import apply_patch
 SAFE_PATHS = ["a.txt", "b.txt", "d/c.txt", "d/e/f.txt", "new.txt", "d", "a b.txt", "ü.txt"]
 UNSAFE = re.compile(r"(File|to):.*(^|[\s/])(\.\.|/)|(File|to): */")
 files = st.dictionaries(st.sampled_from(["a.txt", "b.txt", "d/c.txt", "d/e/f.txt"]), file_bytes(), max_size=4)
+
+# -- patches cut from the files they edit ---------------------------------------------------------
+
+#: What the derived campaign's files are made of: lines that repeat (a chunk may match at two
+#: places), indented code, typographic punctuation, blank lines; and numbered lines, mostly unique.
+DERIVED_VOCAB = ["", "}", "    return x", "\treturn y", "def f():", "    pass", "x = 1", "# \u2014 note",
+                 "print(\u201chi\u201d)", "foo", "  bar  ", "\u00e9\U0001f40d"]  # fmt: skip
+DERIVED_NAMES = ["a.txt", "b.txt", "d/c.txt", "d/e/f.txt"]
+numbered = st.builds(lambda pad, n: f"{pad}line {n}", st.sampled_from(["", "    ", "\t"]), st.integers(0, 40))
+
+
+@st.composite
+def derived_file(draw: Any) -> bytes:
+    """A text file of 1-24 lines: LF or CRLF (now and then mixed), maybe no final line break or a BOM."""
+    body = draw(st.lists(st.sampled_from(DERIVED_VOCAB) | numbered, min_size=1, max_size=24))
+    ending = draw(st.sampled_from(["\n", "\n", "\r\n"]))
+    mixed = draw(st.integers(0, 5)) == 0
+    text = "".join(line + (draw(st.sampled_from(["\n", "\r\n"])) if mixed else ending) for line in body)
+    if draw(st.integers(0, 4)) == 0:
+        text = text.rstrip("\r\n")
+    data = text.encode("utf-8")
+    return b"\xef\xbb\xbf" + data if draw(st.integers(0, 19)) == 0 else data
+
+
+derived_files = st.dictionaries(st.sampled_from(DERIVED_NAMES), derived_file(), min_size=1, max_size=3)
+
+
+def model_lines(data: bytes) -> list[str]:
+    """A file's lines as a model sees them: decoded, without the BOM or any line ending."""
+    lines = data.decode("utf-8").removeprefix("\ufeff").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def _as_copied(draw: Any, line: str) -> str:
+    """A file line as a model copies it: mostly exact; now and then with a stray trailing space,
+    its indentation lost, or ASCII quotes and dashes for the typographic ones."""
+    how = draw(st.integers(0, 11))
+    if how == 0:
+        return line + " "
+    if how == 1:
+        return line.lstrip()
+    if how == 2:
+        return line.replace("\u2014", "-").replace("\u201c", '"').replace("\u201d", '"')
+    return line
+
+
+def _context(draw: Any, line: str) -> str:
+    """A context line as copied, now and then sent without its leading space."""
+    return ("" if draw(st.integers(0, 19)) == 0 else " ") + _as_copied(draw, line)
+
+
+@st.composite
+def derived_chunks(draw: Any, lines: list[str]) -> list[str]:
+    """1-3 chunks of an update of ``lines``, mostly in file order: each some context, removed
+    lines, added lines, context; headed by a bare ``@@``, an ``@@`` naming an earlier line, or
+    (the first; rarely a later one) none; an ``*** End of File`` where the chunk ends the file
+    (and, rarely, where it does not)."""
+    out: list[str] = []
+    cursor, n = 0, len(lines)
+    for index in range(draw(st.integers(1, 3))):
+        start = draw(st.integers(0 if draw(st.integers(0, 7)) == 0 else cursor, n))  # now and then out of order
+        before = draw(st.integers(0, min(3, n - start)))
+        removed = draw(st.integers(0, min(3, n - start - before)))
+        after = draw(st.integers(0, min(3, n - start - before - removed)))
+        added = draw(st.lists(st.sampled_from(DERIVED_VOCAB + lines) | numbered, max_size=3))
+        if before + removed + after + len(added) == 0:
+            added = [draw(numbered)]  # an empty chunk is a parse error on both sides
+        header = draw(st.sampled_from(["@@", "@@", "anchor", "none"]))
+        if header == "anchor" and start > cursor:  # Codex looks for the @@ line after the last chunk
+            out.append("@@ " + lines[draw(st.integers(cursor, start - 1))])
+        elif header != "none" or (index > 0 and draw(st.integers(0, 7))):  # now and then two run together
+            out.append("@@")
+        cut = [start, start + before, start + before + removed, start + before + removed + after]
+        out += [_context(draw, line) for line in lines[cut[0] : cut[1]]]
+        out += ["-" + _as_copied(draw, line) for line in lines[cut[1] : cut[2]]]
+        out += ["+" + line for line in added]
+        out += [_context(draw, line) for line in lines[cut[2] : cut[3]]]
+        if (cut[3] == n and draw(st.booleans())) or draw(st.integers(0, 15)) == 0:
+            out.append("*** End of File")
+        cursor = cut[3]
+    return out
+
+
+@st.composite
+def derived_patch(draw: Any, tree: dict[str, bytes]) -> str:
+    """A patch of 1-3 operations on ``tree``: mostly updates cut from the files (some moved), and
+    adds and deletes; LF or CRLF between its lines."""
+    out = ["*** Begin Patch"]
+    names = sorted(tree)
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["update", "update", "update", "update", "move", "add", "delete"]))
+        if kind in ("update", "move", "delete") and not names:
+            kind = "add"
+        if kind in ("update", "move"):
+            path = draw(st.sampled_from(names))
+            names.remove(path)  # each file once: Codex applies one operation after the other
+            out.append(f"*** Update File: {path}")
+            if kind == "move":
+                out.append(f"*** Move to: {draw(st.sampled_from(['new.txt', 'd/moved.txt', *names]))}")
+            out += draw(derived_chunks(model_lines(tree[path])))
+        elif kind == "delete":
+            path = draw(st.sampled_from(names))
+            names.remove(path)
+            out.append(f"*** Delete File: {path}")
+        else:
+            out.append(f"*** Add File: {draw(st.sampled_from(['new.txt', 'd/n.txt', *names]))}")
+            out += ["+" + line for line in draw(st.lists(st.sampled_from(DERIVED_VOCAB) | numbered, max_size=4))]
+    out.append("*** End Patch")
+    return draw(st.sampled_from(["\n", "\r\n"])).join(out) + draw(st.sampled_from(["", "\n"]))
 
 
 def codex_binary() -> str | None:
@@ -60,11 +181,17 @@ def _read_tree(root: str) -> dict[str, bytes | None]:
 def classify(
     tree: dict[str, bytes], text: str, codex_ok: bool, ours_ok: bool, codex_after: Any, ours_after: Any
 ) -> str:
-    """Name the spec's deliberate difference that explains a mismatch, or ``unexplained``."""
+    """Name the spec's deliberate difference that explains a mismatch, or ``unexplained``. Each
+    class is named only where its cause is in the case: a file with a BOM or a non-text file
+    counts only if the patch updates it, and no difference explains a refusal of ours that
+    changed a byte."""
+    if not ours_ok and ours_after != tree:
+        return "unexplained: ours refused and changed the tree"
     if not codex_ok and not ours_ok:
         return "atomic: both failed, Codex left a partial change, ours nothing"
-    if any(data.startswith(b"\xef\xbb\xbf") for data in tree.values()):
-        return "BOM: ours matches the first line of a file with a BOM (Codex does not)"
+    updated = {tree[path] for path in _updated_paths(text) if path in tree}
+    if ours_ok and any(data.startswith(b"\xef\xbb\xbf") for data in updated):
+        return "BOM: ours reads an updated file's BOM apart from its first line (Codex does not)"
     lines = text.splitlines()
     if any(a.startswith("@@") and b.startswith("@@") for a, b in itertools.pairwise(lines)):
         return "consecutive @@ anchors (ours accepts, Codex rejects)"
@@ -73,9 +200,13 @@ def classify(
     moves = re.findall(r"\*\*\* Update File: (.*)\n\*\*\* Move to: (.*)", "\n".join(lines))
     if any(src.strip() == dst.strip() for src, dst in moves):
         return "Move to the file's own path (ours updates in place, Codex deletes)"
-    if any(b"\x00" in data or not _utf8(data) for data in tree.values()):
+    if not ours_ok and any(b"\x00" in data or not _utf8(data) for data in updated):
         return "non-text file (ours FS_NOT_TEXT)"
     return _apply_patch_recovery(tree, text, codex_ok, ours_ok)
+
+
+def _updated_paths(text: str) -> set[str]:
+    return {line.partition(":")[2].strip() for line in text.splitlines() if line.startswith("*** Update File:")}
 
 
 def _apply_patch_recovery(tree: dict[str, bytes], text: str, codex_ok: bool, ours_ok: bool) -> str:
@@ -89,7 +220,24 @@ def _apply_patch_recovery(tree: dict[str, bytes], text: str, codex_ok: bool, our
         return "unexplained" if ours_ok else "refusal of ours where Codex writes (already applied, indentation)"
     except errors.ApplyPatchError:
         return "unexplained"
-    return "recovery of ours where Codex fails" if plan.notes and not codex_ok else "unexplained"
+    if plan.notes and not codex_ok:
+        return "recovery of ours where Codex fails"
+    if ours_ok and not codex_ok and not _parses_strictly(text):
+        return "context line without its leading space: ours reads it as context, Codex refuses the patch"
+    if codex_ok and ours_ok and any(note.startswith("Re-indented") for note in plan.notes):
+        return "re-indented: ours gives the added lines the file's indentation, Codex writes them as sent"
+    return "unexplained"
+
+
+def _parses_strictly(text: str) -> bool:
+    """Whether Codex's reading of the patch (no context line without its space) accepts it."""
+    from editors.apply_patch import errors, parser
+
+    try:
+        parser.parse_patch(text)
+    except errors.ApplyPatchError:
+        return False
+    return True
 
 
 def _utf8(data: bytes) -> bool:
@@ -101,8 +249,21 @@ def _utf8(data: bytes) -> bool:
 
 
 def run(trials: int = 10_000, *, seed: int = 0, binary: str | None = None) -> Report:
-    report = Report("differential-codex")
+    """Random files and random patches over the same vocabulary (mostly refused on both sides)."""
+    del seed  # hypothesis draws the cases; each run tries new ones
+    random_cases = st.tuples(files, patch_text(paths=SAFE_PATHS, free_paths=False))
+    return _campaign("differential-codex", random_cases, trials, binary)
+
+
+def run_derived(trials: int = 10_000, *, seed: int = 0, binary: str | None = None) -> Report:
+    """Patches cut from the files they edit (mostly applied on both sides)."""
     del seed
+    derived_cases = derived_files.flatmap(lambda tree: st.tuples(st.just(tree), derived_patch(tree)))
+    return _campaign("differential-codex-derived", derived_cases, trials, binary)
+
+
+def _campaign(name: str, cases: Any, trials: int, binary: str | None) -> Report:
+    report = Report(name)
     binary = binary or codex_binary()
     if binary is None:
         report.notes.append("Codex apply_patch binary not found: skipped")
@@ -112,8 +273,9 @@ def run(trials: int = 10_000, *, seed: int = 0, binary: str | None = None) -> Re
         counter = [0]
 
         @settings(max_examples=trials, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-        @given(files, patch_text(paths=SAFE_PATHS, free_paths=False))
-        def case(tree: dict[str, bytes], text: str) -> None:
+        @given(cases)
+        def case(drawn: tuple[dict[str, bytes], str]) -> None:
+            tree, text = drawn
             if UNSAFE.search(text) or "\x00" in text:
                 report.count("skipped: a path that could leave the directory")
                 return
@@ -142,8 +304,8 @@ def run(trials: int = 10_000, *, seed: int = 0, binary: str | None = None) -> Re
             else:
                 label = classify(tree, text, codex_ok, ours_ok, codex_after, ours_after)
                 report.count(f"differs: {label}")
-                if label == "unexplained" and len(report.notes) < 40:
-                    report.notes.append(
+                if label.startswith("unexplained"):
+                    report.fail(
                         f"unexplained: codex_ok={codex_ok} ours_ok={ours_ok} files={tree!r:.300} patch={text!r:.400} "
                         f"codex_err={proc.stderr[:200]!r}"
                     )

@@ -1,34 +1,99 @@
-"""Differential testing against Codex's real apply_patch binary: random files and patches, both
-outcomes and the resulting trees compared byte for byte; every difference must be one of the spec's
-deliberate ones. Skipped (reported) when the binary is absent (``benchmarks/install_peers.sh``).
-The full run (10,000 cases) is ``python -m benchmarks.reliability differential``."""
+"""Differential testing against Codex's real apply_patch binary: files and patches, both outcomes
+and the resulting trees compared byte for byte; every difference must be one of the spec's
+deliberate ones. Two generators: random patches over a shared vocabulary (mostly refused on both
+sides) and patches cut from the files they edit (mostly applied). Skipped (reported) when the
+binary is absent (``benchmarks/install_peers.sh``). The full runs (10,000 cases each) are
+``python -m benchmarks.reliability differential`` and ``differential-derived``."""
 
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from benchmarks.reliability import differential
+from editors.apply_patch import errors, parser
+from editors.apply_patch.applier import plan_patch
 
 BINARY = differential.codex_binary()
+needs_codex = pytest.mark.skipif(
+    BINARY is None, reason="Codex apply_patch binary not installed (benchmarks/install_peers.sh codex)"
+)
 
 
-# slow: a campaign at CI size (the fast tier, -m "not slow", leaves it to the full run)
+# slow: campaigns at CI size (the fast tier, -m "not slow", leaves them to the full run)
 @pytest.mark.slow
-@pytest.mark.skipif(BINARY is None, reason="Codex apply_patch binary not installed (benchmarks/install_peers.sh codex)")
-def test_every_difference_from_codex_is_deliberate():
+@needs_codex
+def test_every_difference_from_codex_on_random_patches_is_deliberate():
     report = differential.run(150, binary=BINARY)
     assert report.trials >= 130, report.render()
-    assert report.counts.get("differs: unexplained", 0) == 0, report.render()
+    assert not report.failures, report.render()
     assert report.counts.get("same (success)", 0) + report.counts.get("same (failure)", 0) > 0
 
 
+@pytest.mark.slow
+@needs_codex
+def test_every_difference_from_codex_on_patches_cut_from_the_files_is_deliberate():
+    report = differential.run_derived(150, binary=BINARY)
+    assert report.trials >= 140, report.render()
+    assert not report.failures, report.render()
+    # what this generator is for: most of its patches apply the same on both sides
+    assert report.counts.get("same (success)", 0) >= report.trials // 2, report.render()
+
+
+def test_patches_cut_from_the_files_mostly_apply():
+    outcomes = {"applied": 0, "refused": 0}
+
+    @settings(max_examples=200, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(differential.derived_files.flatmap(lambda tree: st.tuples(st.just(tree), differential.derived_patch(tree))))
+    def case(drawn: tuple[dict[str, bytes], str]) -> None:
+        tree, text = drawn
+        assert all(f"*** Update File: {path}" not in text or path in tree for path in differential.DERIVED_NAMES)
+        try:
+            plan_patch(parser.parse_patch(text, context_without_space=True), tree.get)
+        except errors.ApplyPatchError:
+            outcomes["refused"] += 1
+        else:
+            outcomes["applied"] += 1
+
+    case()
+    assert outcomes["applied"] > outcomes["refused"], outcomes
+
+
+def test_model_lines_are_the_lines_without_endings_or_bom():
+    assert differential.model_lines(b"\xef\xbb\xbfa\r\nb\nc") == ["a", "b", "c"]
+    assert differential.model_lines(b"a\n\n") == ["a", ""]
+
+
+CRLF = {"a.txt": b"x\r\n"}
+PLAIN = "*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n*** End Patch"
+
+
 def test_classifier_names_the_deliberate_differences():
-    crlf = {"a.txt": b"x\r\n"}
-    assert differential.classify(crlf, "", False, False, {}, {}).startswith("atomic")
-    assert differential.classify({"a.txt": b"\xef\xbb\xbfx\n"}, "", True, True, {}, {}).startswith("BOM")
+    assert differential.classify(CRLF, "", False, False, {}, CRLF).startswith("atomic")
+    bom = {"a.txt": b"\xef\xbb\xbfx\n"}
+    assert differential.classify(bom, PLAIN, False, True, {}, {}).startswith("BOM")
     patch = "*** Begin Patch\n*** Update File: a.txt\n@@ x\n@@ y\n z\n*** End Patch"
-    assert differential.classify(crlf, patch, False, True, {}, {}).startswith("consecutive")
+    assert differential.classify(CRLF, patch, False, True, {}, {}).startswith("consecutive")
     move = "*** Begin Patch\n*** Update File: a.txt\n*** Move to: a.txt\n@@\n-x\n+y\n*** End Patch"
-    assert differential.classify(crlf, move, True, True, {}, {}).startswith("Move to")
-    plain = "*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n*** End Patch"
-    assert differential.classify(crlf, plain, True, True, {}, {}) == "unexplained"
+    assert differential.classify(CRLF, move, True, True, {}, {}).startswith("Move to")
+    assert differential.classify(CRLF, PLAIN, True, True, {}, {}) == "unexplained"
+
+
+def test_classifier_names_a_class_only_where_its_cause_is_in_the_case():
+    # a refusal of ours that changed a byte is never explained
+    assert differential.classify(CRLF, "", False, False, {}, {"a.txt": b"y\r\n"}).startswith("unexplained")
+    # a BOM in a file the patch does not update explains nothing
+    tree = {"a.txt": b"x\n", "b.txt": b"\xef\xbb\xbfq\n"}
+    assert differential.classify(tree, PLAIN, True, True, {}, {}) == "unexplained"
+    # nor does a non-text file the patch does not update
+    tree = {"a.txt": b"x\n", "b.txt": b"\xff\x00"}
+    assert differential.classify(tree, PLAIN, True, False, {}, tree) == "unexplained"
+
+
+def test_classifier_names_the_recoveries_of_ours():
+    indented = {"b.txt": b"\treturn y"}
+    lost = "*** Begin Patch\n*** Update File: b.txt\n@@\n return y\n+    z\n*** End of File\n*** End Patch"
+    assert differential.classify(indented, lost, True, True, {}, {}).startswith("re-indented")
+    spaceless = "*** Begin Patch\n*** Update File: a.txt\n@@\nx\n+y\n*** End Patch"
+    assert differential.classify({"a.txt": b"x\n"}, spaceless, False, True, {}, {}).startswith("context line")
