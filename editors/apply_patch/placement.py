@@ -95,9 +95,19 @@ class Placer:
             match = self._recover(number, chunk, total)
             if match is None:
                 return  # already present (recorded)
-        if chunk.unprefixed and self.index.find(match.pattern, match.found + 1, match.level) is not None:
-            raise self._unprefixed_error(chunk)
+        if chunk.unprefixed:
+            if self.index.find(match.pattern, match.found + 1, match.level) is not None:
+                raise self._unprefixed_error(chunk)
+            self.notes.append(self._unprefixed_note(chunk))
         self._emit(number, match)
+
+    def _unprefixed_note(self, chunk: Chunk) -> str:
+        numbers = [str(error.line_number) for _, error in chunk.unprefixed]
+        which = f"Line {numbers[0]}" if len(numbers) == 1 else f"Lines {', '.join(numbers)}"
+        return (
+            f"{which} of the patch had no leading space (nor '+' or '-'); read as context, the chunk matched "
+            f"{self.path} at one place."
+        )
 
     def _unprefixed_error(self, chunk: Chunk) -> PatchParseError:
         """Codex's parse error for a line without its prefix, with the cause named."""

@@ -266,9 +266,19 @@ def lenient_plan(files: dict[str, bytes], body: str) -> PatchPlan:
 def test_a_context_line_without_its_space_is_context_when_the_chunk_matches_once() -> None:
     text = b"def f():\n    return 1\n"
     body = "*** Update File: f.py\n@@\ndef f():\n-    return 1\n+    return 2"
-    assert lenient_plan({"f.py": text}, body).changes[0].after == b"def f():\n    return 2\n"
+    result = lenient_plan({"f.py": text}, body)
+    assert result.changes[0].after == b"def f():\n    return 2\n"
+    # the reply says how the line was read (line 4 of the patch, counting *** Begin Patch)
+    assert result.notes == ("Line 4 of the patch had no leading space (nor '+' or '-'); read as context, "
+                            "the chunk matched f.py at one place.",)  # fmt: skip
     with pytest.raises(PatchParseError):
         parse_patch(wrap(body))  # Codex's parser (the default) still rejects it
+
+
+def test_the_note_names_every_line_read_as_context() -> None:
+    body = "*** Update File: f.py\n@@\ndef f():\n-    return 1\n+    return 2\nend"
+    notes = lenient_plan({"f.py": b"def f():\n    return 1\nend\n"}, body).notes
+    assert len(notes) == 1 and notes[0].startswith("Lines 4, 7 of the patch had no leading space")
 
 
 def test_a_context_line_without_its_space_is_refused_with_codex_text_when_ambiguous() -> None:
