@@ -190,7 +190,7 @@ def classify(
     if not codex_ok and not ours_ok:
         return "atomic: both failed, Codex left a partial change, ours nothing"
     updated = {tree[path] for path in _updated_paths(text) if path in tree}
-    if ours_ok and any(data.startswith(b"\xef\xbb\xbf") for data in updated):
+    if ours_ok and any(_bom_line_in_patch(data, text) for data in updated):
         return "BOM: ours reads an updated file's BOM apart from its first line (Codex does not)"
     lines = text.splitlines()
     if any(a.startswith("@@") and b.startswith("@@") for a, b in itertools.pairwise(lines)):
@@ -203,6 +203,18 @@ def classify(
     if not ours_ok and any(b"\x00" in data or not _utf8(data) for data in updated):
         return "non-text file (ours FS_NOT_TEXT)"
     return _apply_patch_recovery(tree, text, codex_ok, ours_ok)
+
+
+def _bom_line_in_patch(data: bytes, text: str) -> bool:
+    """Whether ``data`` starts with a BOM and its first line (where Codex sees the BOM) is in the
+    patch, or the file is the BOM alone (Codex reads it as a line)."""
+    if not data.startswith(b"\xef\xbb\xbf") or not _utf8(data):
+        return False
+    lines = model_lines(data)
+    if not lines:
+        return True
+    first = lines[0].strip()
+    return any(line[1:].strip() == first or line.removeprefix("@@").strip() == first for line in text.splitlines())
 
 
 def _updated_paths(text: str) -> set[str]:
@@ -220,10 +232,10 @@ def _apply_patch_recovery(tree: dict[str, bytes], text: str, codex_ok: bool, our
         return "unexplained" if ours_ok else "refusal of ours where Codex writes (already applied, indentation)"
     except errors.ApplyPatchError:
         return "unexplained"
-    if plan.notes and not codex_ok:
-        return "recovery of ours where Codex fails"
     if ours_ok and not codex_ok and not _parses_strictly(text):
         return "context line without its leading space: ours reads it as context, Codex refuses the patch"
+    if plan.notes and not codex_ok:
+        return "recovery of ours where Codex fails"
     if codex_ok and ours_ok and any(note.startswith("Re-indented") for note in plan.notes):
         return "re-indented: ours gives the added lines the file's indentation, Codex writes them as sent"
     return "unexplained"

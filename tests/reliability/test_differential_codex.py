@@ -86,6 +86,10 @@ def test_classifier_names_a_class_only_where_its_cause_is_in_the_case():
     # a BOM in a file the patch does not update explains nothing
     tree = {"a.txt": b"x\n", "b.txt": b"\xef\xbb\xbfq\n"}
     assert differential.classify(tree, PLAIN, True, True, {}, {}) == "unexplained"
+    # nor one in a file it updates away from the first line (the only line Codex reads the BOM into)
+    tree = {"a.txt": b"\xef\xbb\xbfq\nx\n"}
+    assert differential.classify(tree, PLAIN, True, True, {}, {}) == "unexplained"
+    assert differential.classify({"a.txt": b"\xef\xbb\xbf"}, PLAIN, True, True, {}, {}).startswith("BOM")
     # nor does a non-text file the patch does not update
     tree = {"a.txt": b"x\n", "b.txt": b"\xff\x00"}
     assert differential.classify(tree, PLAIN, True, False, {}, tree) == "unexplained"
