@@ -227,14 +227,15 @@ def _apply_patch_recovery(tree: dict[str, bytes], text: str, codex_ok: bool, our
     from editors.apply_patch.applier import plan_patch
 
     try:
-        plan = plan_patch(parser.parse_patch(text, context_without_space=True), tree.get)
+        patch = parser.parse_patch(text, context_without_space=True)
+        plan = plan_patch(patch, tree.get)
     except (errors.PatchAlreadyApplied, errors.PatchIndentationMismatch):
         return "unexplained" if ours_ok else "refusal of ours where Codex writes (already applied, indentation)"
     except errors.ApplyPatchError:
         return "unexplained"
     if ours_ok and not codex_ok and not _parses_strictly(text):
         return "context line without its leading space: ours reads it as context, Codex refuses the patch"
-    if plan.notes and not codex_ok:
+    if (plan.notes or patch.notes) and not codex_ok:  # patch.notes: the parser's (a missing End Patch)
         return "recovery of ours where Codex fails"
     if codex_ok and ours_ok and any(note.startswith("Re-indented") for note in plan.notes):
         return "re-indented: ours gives the added lines the file's indentation, Codex writes them as sent"

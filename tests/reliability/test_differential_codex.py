@@ -101,3 +101,5 @@ def test_classifier_names_the_recoveries_of_ours():
     assert differential.classify(indented, lost, True, True, {}, {}).startswith("re-indented")
     spaceless = "*** Begin Patch\n*** Update File: a.txt\n@@\nx\n+y\n*** End Patch"
     assert differential.classify({"a.txt": b"x\n"}, spaceless, False, True, {}, {}).startswith("context line")
+    unended = "*** Begin Patch\n*** Delete File: a.txt\n"  # no *** End Patch: read as if it followed
+    assert differential.classify({"a.txt": b"x\n"}, unended, False, True, {}, {}).startswith("recovery")
