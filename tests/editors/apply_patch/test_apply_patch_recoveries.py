@@ -256,6 +256,15 @@ def test_a_run_together_chunk_that_splits_two_ways_is_refused() -> None:
         plan({"f.txt": b"a\nb\nq\nx\nr\nx\n"}, "*** Update File: f.txt\n@@\n a\n-b\n+B\n x")
 
 
+def test_a_chunk_out_of_order_may_insert_where_the_earlier_chunk_removes() -> None:
+    # chunk 2 (before chunk 1 in the file) inserts after line 1, where chunk 1 removes line 2:
+    # both at the same start, which raised an AssertionError out of the tool
+    body = "*** Update File: b.txt\n@@\n-\n@@\n }\n+x"
+    assert after({"b.txt": b"}\n\n    return x"}, body) == {"b.txt": b"}\nx\n    return x\n"}
+    body = "*** Update File: b.txt\n@@\n-a\n+A\n@@\n }\n+x\n+y"
+    assert after({"b.txt": b"}\na\n"}, body) == {"b.txt": b"}\nx\ny\nA\n"}
+
+
 # -- context lines without their leading space -------------------------------------------------------------
 
 
