@@ -310,6 +310,9 @@ def _campaign(name: str, cases: Any, trials: int, binary: str | None) -> Report:
                 ours_ok = True
             except vfs.VfsError:
                 ours_ok = False
+            except Exception as exc:  # noqa: BLE001 - the promise: every refusal is a coded error
+                report.fail(f"uncaught {type(exc).__name__}: {exc!s:.200} files={tree!r:.300} patch={text!r:.400}")
+                return
             codex_after, ours_after = _read_tree(left), _read_tree(right)
             report.trials += 1
             if codex_ok == ours_ok and codex_after == ours_after:
