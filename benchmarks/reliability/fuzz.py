@@ -1,5 +1,5 @@
-"""Fuzzing with hypothesis: the patch parser, the matcher/applier (random files + random patches),
-the ``str_replace_editor`` arguments (random dicts) and the CLI argument vectors (in process).
+"""Fuzzing with hypothesis: the patch parser, the matcher/applier (random files + random patches,
+and patches cut from the files they edit), the ``str_replace_editor`` arguments (random dicts) and the CLI argument vectors (in process).
 
 The promise checked on every case: no uncaught exception, no hang (a case over ``HANG_SECONDS``
 is reported), and every failure is a coded error (a ``vfs.VfsError`` subclass with ``.code``, or a
@@ -98,6 +98,118 @@ def patch_text(draw: Any, paths: list[str] = PATHS, free_paths: bool = True) -> 
     if draw(st.integers(0, 14)):
         out.append(draw(st.sampled_from(["*** End Patch", "*** End Patch ", "*** End Patch\n"])))
     return draw(st.sampled_from(["\n", "\r\n"])).join(out)
+
+
+# -- patches cut from the files they edit ---------------------------------------------------------
+
+#: What the derived campaign's files are made of: lines that repeat (a chunk may match at two
+#: places), indented code, typographic punctuation, blank lines; and numbered lines, mostly unique.
+DERIVED_VOCAB = ["", "}", "    return x", "\treturn y", "def f():", "    pass", "x = 1", "# \u2014 note",
+                 "print(\u201chi\u201d)", "foo", "  bar  ", "\u00e9\U0001f40d"]  # fmt: skip
+DERIVED_NAMES = ["a.txt", "b.txt", "d/c.txt", "d/e/f.txt"]
+numbered = st.builds(lambda pad, n: f"{pad}line {n}", st.sampled_from(["", "    ", "\t"]), st.integers(0, 40))
+
+
+@st.composite
+def derived_file(draw: Any) -> bytes:
+    """A text file of 1-24 lines: LF or CRLF (now and then mixed), maybe no final line break or a BOM."""
+    body = draw(st.lists(st.sampled_from(DERIVED_VOCAB) | numbered, min_size=1, max_size=24))
+    ending = draw(st.sampled_from(["\n", "\n", "\r\n"]))
+    mixed = draw(st.integers(0, 5)) == 0
+    text = "".join(line + (draw(st.sampled_from(["\n", "\r\n"])) if mixed else ending) for line in body)
+    if draw(st.integers(0, 4)) == 0:
+        text = text.rstrip("\r\n")
+    data = text.encode("utf-8")
+    return b"\xef\xbb\xbf" + data if draw(st.integers(0, 19)) == 0 else data
+
+
+derived_files = st.dictionaries(st.sampled_from(DERIVED_NAMES), derived_file(), min_size=1, max_size=3)
+
+
+def model_lines(data: bytes) -> list[str]:
+    """A file's lines as a model sees them: decoded, without the BOM or any line ending."""
+    lines = data.decode("utf-8").removeprefix("\ufeff").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
+
+
+def _as_copied(draw: Any, line: str) -> str:
+    """A file line as a model copies it: mostly exact; now and then with a stray trailing space,
+    its indentation lost, or ASCII quotes and dashes for the typographic ones."""
+    how = draw(st.integers(0, 11))
+    if how == 0:
+        return line + " "
+    if how == 1:
+        return line.lstrip()
+    if how == 2:
+        return line.replace("\u2014", "-").replace("\u201c", '"').replace("\u201d", '"')
+    return line
+
+
+def _context(draw: Any, line: str) -> str:
+    """A context line as copied, now and then sent without its leading space."""
+    return ("" if draw(st.integers(0, 19)) == 0 else " ") + _as_copied(draw, line)
+
+
+@st.composite
+def derived_chunks(draw: Any, lines: list[str]) -> list[str]:
+    """1-3 chunks of an update of ``lines``, mostly in file order: each some context, removed
+    lines, added lines, context; headed by a bare ``@@``, an ``@@`` naming an earlier line, or
+    (the first; rarely a later one) none; an ``*** End of File`` where the chunk ends the file
+    (and, rarely, where it does not)."""
+    out: list[str] = []
+    cursor, n = 0, len(lines)
+    for index in range(draw(st.integers(1, 3))):
+        start = draw(st.integers(0 if draw(st.integers(0, 7)) == 0 else cursor, n))  # now and then out of order
+        before = draw(st.integers(0, min(3, n - start)))
+        removed = draw(st.integers(0, min(3, n - start - before)))
+        after = draw(st.integers(0, min(3, n - start - before - removed)))
+        added = draw(st.lists(st.sampled_from(DERIVED_VOCAB + lines) | numbered, max_size=3))
+        if before + removed + after + len(added) == 0:
+            added = [draw(numbered)]  # an empty chunk is a parse error on both sides
+        header = draw(st.sampled_from(["@@", "@@", "anchor", "none"]))
+        if header == "anchor" and start > cursor:  # Codex looks for the @@ line after the last chunk
+            out.append("@@ " + lines[draw(st.integers(cursor, start - 1))])
+        elif header != "none" or (index > 0 and draw(st.integers(0, 7))):  # now and then two run together
+            out.append("@@")
+        cut = [start, start + before, start + before + removed, start + before + removed + after]
+        out += [_context(draw, line) for line in lines[cut[0] : cut[1]]]
+        out += ["-" + _as_copied(draw, line) for line in lines[cut[1] : cut[2]]]
+        out += ["+" + line for line in added]
+        out += [_context(draw, line) for line in lines[cut[2] : cut[3]]]
+        if (cut[3] == n and draw(st.booleans())) or draw(st.integers(0, 15)) == 0:
+            out.append("*** End of File")
+        cursor = cut[3]
+    return out
+
+
+@st.composite
+def derived_patch(draw: Any, tree: dict[str, bytes]) -> str:
+    """A patch of 1-3 operations on ``tree``: mostly updates cut from the files (some moved), and
+    adds and deletes; LF or CRLF between its lines."""
+    out = ["*** Begin Patch"]
+    names = sorted(tree)
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["update", "update", "update", "update", "move", "add", "delete"]))
+        if kind in ("update", "move", "delete") and not names:
+            kind = "add"
+        if kind in ("update", "move"):
+            path = draw(st.sampled_from(names))
+            names.remove(path)  # each file once: Codex applies one operation after the other
+            out.append(f"*** Update File: {path}")
+            if kind == "move":
+                out.append(f"*** Move to: {draw(st.sampled_from(['new.txt', 'd/moved.txt', *names]))}")
+            out += draw(derived_chunks(model_lines(tree[path])))
+        elif kind == "delete":
+            path = draw(st.sampled_from(names))
+            names.remove(path)
+            out.append(f"*** Delete File: {path}")
+        else:
+            out.append(f"*** Add File: {draw(st.sampled_from(['new.txt', 'd/n.txt', *names]))}")
+            out += ["+" + line for line in draw(st.lists(st.sampled_from(DERIVED_VOCAB) | numbered, max_size=4))]
+    out.append("*** End Patch")
+    return draw(st.sampled_from(["\n", "\r\n"])).join(out) + draw(st.sampled_from(["", "\n"]))
 
 
 JSONISH = st.recursive(
@@ -259,20 +371,20 @@ def check_parser(report: Report) -> Callable[[str], None]:
     return check
 
 
-def check_apply(report: Report) -> Callable[[tuple[dict[str, bytes], str]], None]:
+def check_apply(report: Report, name: str = "apply") -> Callable[[tuple[dict[str, bytes], str]], None]:
     def check(case: tuple[dict[str, bytes], str]) -> None:
         tree, text = case
         ws = _memory_ws(tree)
         before = snapshot_tree(ws)
         try:
             apply_patch(ws, text)
-            report.count("apply ok")
+            report.count(f"{name} ok")
         except vfs.VfsError as exc:
-            report.count(f"apply {exc.code}")
+            report.count(f"{name} {exc.code}")
             if not _coded(exc):
-                report.fail(f"apply: uncoded error {exc!r} on {case!r:.300}")
+                report.fail(f"{name}: uncoded error {exc!r} on {case!r:.300}")
             if snapshot_tree(ws) != before:
-                report.fail(f"apply: {exc.code} changed the tree on {case!r:.300}")
+                report.fail(f"{name}: {exc.code} changed the tree on {case!r:.300}")
 
     return check
 
@@ -343,9 +455,9 @@ def _local_tree(root: str) -> dict[str, bytes | None]:
     return out
 
 
-TARGETS = ("parser", "apply", "editor", "cli")
+TARGETS = ("parser", "apply", "apply-derived", "editor", "cli")
 #: share of the total count per target (the CLI is the slowest per case)
-WEIGHTS = {"parser": 0.35, "apply": 0.35, "editor": 0.2, "cli": 0.1}
+WEIGHTS = {"parser": 0.3, "apply": 0.25, "apply-derived": 0.15, "editor": 0.2, "cli": 0.1}
 
 
 def run(trials: int = 100_000, *, seed: int = 0, targets: tuple[str, ...] = TARGETS) -> Report:
@@ -358,6 +470,9 @@ def run(trials: int = 100_000, *, seed: int = 0, targets: tuple[str, ...] = TARG
         _run_target(report, "parser", counts["parser"], patch_text(), check_parser(report))
     if "apply" in targets:
         _run_target(report, "apply", counts["apply"], st.tuples(files, patch_text()), check_apply(report))
+    if "apply-derived" in targets:  # patches cut from the files: mostly applied, and the recoveries
+        derived = derived_files.flatmap(lambda tree: st.tuples(st.just(tree), derived_patch(tree)))
+        _run_target(report, "apply-derived", counts["apply-derived"], derived, check_apply(report, "apply-derived"))
     if "editor" in targets:
         calls = st.lists(editor_call(), min_size=1, max_size=4)
         _run_target(report, "editor", counts["editor"], st.tuples(files, calls), check_editor(report))

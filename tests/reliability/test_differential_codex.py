@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.reliability import differential
+from benchmarks.reliability import differential, fuzz
 from editors.apply_patch import errors, parser
 from editors.apply_patch.applier import plan_patch
 
@@ -45,10 +45,10 @@ def test_patches_cut_from_the_files_mostly_apply():
     outcomes = {"applied": 0, "refused": 0}
 
     @settings(max_examples=200, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(differential.derived_files.flatmap(lambda tree: st.tuples(st.just(tree), differential.derived_patch(tree))))
+    @given(fuzz.derived_files.flatmap(lambda tree: st.tuples(st.just(tree), fuzz.derived_patch(tree))))
     def case(drawn: tuple[dict[str, bytes], str]) -> None:
         tree, text = drawn
-        assert all(f"*** Update File: {path}" not in text or path in tree for path in differential.DERIVED_NAMES)
+        assert all(f"*** Update File: {path}" not in text or path in tree for path in fuzz.DERIVED_NAMES)
         try:
             plan_patch(parser.parse_patch(text, context_without_space=True), tree.get)
         except errors.ApplyPatchError:
@@ -61,8 +61,8 @@ def test_patches_cut_from_the_files_mostly_apply():
 
 
 def test_model_lines_are_the_lines_without_endings_or_bom():
-    assert differential.model_lines(b"\xef\xbb\xbfa\r\nb\nc") == ["a", "b", "c"]
-    assert differential.model_lines(b"a\n\n") == ["a", ""]
+    assert fuzz.model_lines(b"\xef\xbb\xbfa\r\nb\nc") == ["a", "b", "c"]
+    assert fuzz.model_lines(b"a\n\n") == ["a", ""]
 
 
 CRLF = {"a.txt": b"x\r\n"}

@@ -1,4 +1,5 @@
-"""Fuzzing (hypothesis) at CI size: the patch parser, the matcher/applier, the str_replace_editor
+"""Fuzzing (hypothesis) at CI size: the patch parser, the matcher/applier (random patches and patches
+cut from the files they edit), the str_replace_editor
 arguments and the CLI argument vectors. 0 uncaught exceptions, 0 hangs; every failure is a coded
 error that leaves the tree untouched. The full run (100,000 cases) is
 ``python -m benchmarks.reliability fuzz``."""
@@ -12,13 +13,15 @@ from benchmarks.reliability import fuzz
 
 # slow: a campaign at CI size (the fast tier, -m "not slow", leaves it to the full run)
 @pytest.mark.slow
-@pytest.mark.parametrize(("target", "cases"), [("parser", 1000), ("apply", 600), ("editor", 400), ("cli", 400)])
+@pytest.mark.parametrize(
+    ("target", "cases"), [("parser", 1000), ("apply", 600), ("apply-derived", 400), ("editor", 400), ("cli", 400)]
+)
 def test_fuzz_target(target, cases, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     report = fuzz.run(cases, targets=(target,))
     assert report.failures == [], report.render()
     assert report.counts[f"{target} cases"] >= cases
-    if target in ("apply", "editor"):  # the generators reach both outcomes, not only refusals
+    if target in ("apply", "apply-derived", "editor"):  # the generators reach both outcomes, not only refusals
         assert report.counts.get(f"{target} ok", 0) > 0, report.render()
         assert sum(v for k, v in report.counts.items() if k.startswith(f"{target} FS_") or "PATCH_" in k) > 0
 
