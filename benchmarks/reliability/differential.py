@@ -96,14 +96,17 @@ def classify(
 
 def _bom_line_in_patch(data: bytes, text: str) -> bool:
     """Whether ``data`` starts with a BOM and its first line (where Codex sees the BOM) is in the
-    patch, or the file is the BOM alone (Codex reads it as a line)."""
+    patch (as Codex's loosest pass compares lines: trimmed, typographic punctuation as ASCII), or
+    the file is the BOM alone (Codex reads it as a line)."""
     if not data.startswith(b"\xef\xbb\xbf") or not _utf8(data):
         return False
     lines = model_lines(data)
     if not lines:
         return True
-    first = lines[0].strip()
-    return any(line[1:].strip() == first or line.removeprefix("@@").strip() == first for line in text.splitlines())
+    from editors.apply_patch.matcher import normalise_punctuation as loose  # (Codex's loosest pass)
+
+    first = loose(lines[0])
+    return any(loose(line[1:]) == first or loose(line.removeprefix("@@")) == first for line in text.splitlines())
 
 
 def _updated_paths(text: str) -> set[str]:

@@ -90,6 +90,10 @@ def test_classifier_names_a_class_only_where_its_cause_is_in_the_case():
     tree = {"a.txt": b"\xef\xbb\xbfq\nx\n"}
     assert differential.classify(tree, PLAIN, True, True, {}, {}) == "unexplained"
     assert differential.classify({"a.txt": b"\xef\xbb\xbf"}, PLAIN, True, True, {}, {}).startswith("BOM")
+    # the first line as Codex's loosest pass reads it: trimmed, typographic punctuation as ASCII
+    bom = {"f.txt": "\ufeffprint(\u201chi\u201d)\n    return x".encode()}
+    loose = '*** Begin Patch\n*** Update File: f.txt\n@@\n print("hi")\n*** End Patch\n'
+    assert differential.classify(bom, loose, False, True, {}, {}).startswith("BOM")
     # nor does a non-text file the patch does not update
     tree = {"a.txt": b"x\n", "b.txt": b"\xff\x00"}
     assert differential.classify(tree, PLAIN, True, False, {}, tree) == "unexplained"
