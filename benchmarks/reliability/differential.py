@@ -78,6 +78,8 @@ def classify(
         return "unexplained: ours refused and changed the tree"
     if not codex_ok and not ours_ok:
         return "atomic: both failed, Codex left a partial change, ours nothing"
+    if codex_ok and ours_ok and _without_bom(codex_after) == _without_bom(ours_after):
+        return "BOM: the trees differ only where the BOM is (ours keeps it first, Codex moves it with its line)"
     updated = {tree[path] for path in _updated_paths(text) if path in tree}
     if ours_ok and any(_bom_line_in_patch(data, text) for data in updated):
         return "BOM: ours reads an updated file's BOM apart from its first line (Codex does not)"
@@ -107,6 +109,10 @@ def _bom_line_in_patch(data: bytes, text: str) -> bool:
 
     first = loose(lines[0])
     return any(loose(line[1:]) == first or loose(line.removeprefix("@@")) == first for line in text.splitlines())
+
+
+def _without_bom(tree: dict[str, bytes | None]) -> dict[str, bytes | None]:
+    return {path: None if data is None else data.replace(b"\xef\xbb\xbf", b"") for path, data in tree.items()}
 
 
 def _updated_paths(text: str) -> set[str]:

@@ -90,6 +90,10 @@ def test_classifier_names_a_class_only_where_its_cause_is_in_the_case():
     tree = {"a.txt": b"\xef\xbb\xbfq\nx\n"}
     assert differential.classify(tree, PLAIN, True, True, {}, {}) == "unexplained"
     assert differential.classify({"a.txt": b"\xef\xbb\xbf"}, PLAIN, True, True, {}, {}).startswith("BOM")
+    # Codex inserting before the first line moves the BOM with it; ours keeps it first
+    codex, ours = {"a.txt": b"new\n\xef\xbb\xbfx\n"}, {"a.txt": b"\xef\xbb\xbfnew\nx\n"}
+    assert differential.classify({"a.txt": b"\xef\xbb\xbfx\n"}, "", True, True, codex, ours).startswith("BOM")
+    assert differential.classify({"a.txt": b"x\n"}, "", True, True, codex, {"a.txt": b"new\n"}) == "unexplained"
     # the first line as Codex's loosest pass reads it: trimmed, typographic punctuation as ASCII
     bom = {"f.txt": "\ufeffprint(\u201chi\u201d)\n    return x".encode()}
     loose = '*** Begin Patch\n*** Update File: f.txt\n@@\n print("hi")\n*** End Patch\n'
