@@ -78,7 +78,8 @@ def classify(
         return "unexplained: ours refused and changed the tree"
     if not codex_ok and not ours_ok:
         return "atomic: both failed, Codex left a partial change, ours nothing"
-    if codex_ok and ours_ok and _without_bom(codex_after) == _without_bom(ours_after):
+    boms = any(data.startswith(b"\xef\xbb\xbf") for data in tree.values())
+    if codex_ok and ours_ok and boms and _without_bom(codex_after) == _without_bom(ours_after):
         return "BOM: the trees differ only where the BOM is (ours keeps it first, Codex moves it with its line)"
     updated = {tree[path] for path in _updated_paths(text) if path in tree}
     if ours_ok and any(_bom_line_in_patch(data, text) for data in updated):
