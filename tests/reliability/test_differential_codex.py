@@ -85,10 +85,10 @@ def test_classifier_names_a_class_only_where_its_cause_is_in_the_case():
     assert differential.classify(CRLF, "", False, False, {}, {"a.txt": b"y\r\n"}).startswith("unexplained")
     # a BOM in a file the patch does not update explains nothing
     tree = {"a.txt": b"x\n", "b.txt": b"\xef\xbb\xbfq\n"}
-    assert differential.classify(tree, PLAIN, True, True, {}, {}) == "unexplained"
+    assert differential.classify(tree, PLAIN, True, True, {"a.txt": b"1"}, {"a.txt": b"2"}) == "unexplained"
     # nor one in a file it updates away from the first line (the only line Codex reads the BOM into)
     tree = {"a.txt": b"\xef\xbb\xbfq\nx\n"}
-    assert differential.classify(tree, PLAIN, True, True, {}, {}) == "unexplained"
+    assert differential.classify(tree, PLAIN, True, True, {"a.txt": b"1"}, {"a.txt": b"2"}) == "unexplained"
     assert differential.classify({"a.txt": b"\xef\xbb\xbf"}, PLAIN, True, True, {}, {}).startswith("BOM")
     # Codex inserting before the first line moves the BOM with it; ours keeps it first
     codex, ours = {"a.txt": b"new\n\xef\xbb\xbfx\n"}, {"a.txt": b"\xef\xbb\xbfnew\nx\n"}
