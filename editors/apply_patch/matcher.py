@@ -316,10 +316,7 @@ def compute_replacements(
     placer.finish()
     if notes is not None:
         notes.extend(placer.notes)
-    # At one start, an insertion goes before a replacement of the lines there: a chunk taken out of
-    # order can insert right where an earlier chunk's lines begin (its context ends there).
-    placer.replacements.sort(key=lambda replacement: (replacement[0], replacement[1] != 0))
-    return placer.replacements
+    return placer.in_file_order()
 
 
 def apply_chunks(

@@ -76,6 +76,8 @@ class Placer:
         self.index = index
         self.cursor = 0  # Codex's line_index: where the search of the next chunk starts
         self.replacements: list[Replacement] = []
+        # per replacement: (where its chunk was found, the chunk's number, the chunk)
+        self._origins: list[tuple[int, int, Chunk]] = []
         self.regions: list[tuple[int, int, int]] = []  # (start, end, chunk number) matched
         self.present: list[tuple[int, int]] = []  # chunks already in the file (0-based, end excl.)
         self.absent: list[int] = []  # numbers of chunks that would apply
@@ -117,6 +119,35 @@ class Placer:
             f"with none of ' ', '+', '-'); read as context, the chunk does not match {self.path} at one place."
         )
         return PatchParseError(error.reason, error.line_number, cause)
+
+    def _replace(self, replacement: Replacement, found: int, number: int, chunk: Chunk) -> None:
+        self.replacements.append(replacement)
+        self._origins.append((found, number, chunk))
+
+    def in_file_order(self) -> list[Replacement]:
+        """The replacements sorted by start; at one start, insertions before a replacement of the
+        lines there, and in the order of where their chunks were found (a chunk taken out of order
+        may insert where another's lines begin). Two chunks' changes that overlap (an out-of-order
+        ``@@`` line among the lines another chunk removes) are refused."""
+        ordered = sorted(
+            zip(self.replacements, self._origins, strict=True),
+            key=lambda pair: (pair[0][0], pair[0][1] != 0, pair[1][0]),
+        )
+        end, owner = 0, 0
+        for (start, old_len, _), (_, number, chunk) in ordered:
+            if start < end:
+                raise self._overlap(chunk, number, owner)
+            if start + old_len >= end:
+                end, owner = start + old_len, number
+        return [replacement for replacement, _ in ordered]
+
+    def _overlap(self, chunk: Chunk, number: int, other: int) -> PatchLinesNotFound | PatchContextNotFound:
+        cause = f"Chunk {number} of {self.path} changes lines that chunk {other} changes."
+        if chunk.old_lines or not chunk.contexts:
+            return _lines_not_found(chunk, self.path, cause)
+        cli = f"Failed to find context '{chunk.contexts[-1]}' in {self.path}"
+        cause = f"The @@ line '{chunk.contexts[-1]}' of chunk {number} is among the lines chunk {other} removes."
+        return PatchContextNotFound(cli, path=self.path, agent_message=f"{AGENT_PREFIX}{cli}\n{cause}")
 
     def finish(self) -> None:
         """Raise :class:`PatchAlreadyApplied` when some chunk was already in the file."""
@@ -208,10 +239,11 @@ class Placer:
             if old_context >= len(pattern) or new_context >= len(new_slice):
                 break  # a trailing empty context line dropped by the retry
             if old_start != old_context or new_start != new_context:
-                self.replacements.append((found + old_start, old_context - old_start, new_slice[new_start:new_context]))
+                replacement = (found + old_start, old_context - old_start, new_slice[new_start:new_context])
+                self._replace(replacement, found, number, match.chunk)
             old_start, new_start = old_context + 1, new_context + 1
         if old_start != len(pattern) or new_start != len(new_slice):
-            self.replacements.append((found + old_start, len(pattern) - old_start, new_slice[new_start:]))
+            self._replace((found + old_start, len(pattern) - old_start, new_slice[new_start:]), found, number, match.chunk)
         self.regions.append((found, found + len(pattern), number))
         self.absent.append(number)
         self.cursor = max(self.cursor, found + len(pattern))
@@ -231,7 +263,7 @@ class Placer:
                 self.present.append((at, at + len(new)))
             return
         insertion = self.cursor if anchored else len(self.lines)
-        self.replacements.append((insertion, 0, new))
+        self._replace((insertion, 0, new), insertion, number, chunk)
         self.absent.append(number)
 
     def _holds(self, at: int, new: Sequence[str], level: int) -> bool:
