@@ -76,8 +76,7 @@ class Placer:
         self.index = index
         self.cursor = 0  # Codex's line_index: where the search of the next chunk starts
         self.replacements: list[Replacement] = []
-        # per replacement: (where its chunk was found, the chunk's number, the chunk)
-        self._origins: list[tuple[int, int, Chunk]] = []
+        self._origins: list[tuple[int, Chunk]] = []  # per replacement: its chunk's number, the chunk
         self.regions: list[tuple[int, int, int]] = []  # (start, end, chunk number) matched
         self.present: list[tuple[int, int]] = []  # chunks already in the file (0-based, end excl.)
         self.absent: list[int] = []  # numbers of chunks that would apply
@@ -120,21 +119,21 @@ class Placer:
         )
         return PatchParseError(error.reason, error.line_number, cause)
 
-    def _replace(self, replacement: Replacement, found: int, number: int, chunk: Chunk) -> None:
+    def _replace(self, replacement: Replacement, number: int, chunk: Chunk) -> None:
         self.replacements.append(replacement)
-        self._origins.append((found, number, chunk))
+        self._origins.append((number, chunk))
 
     def in_file_order(self) -> list[Replacement]:
-        """The replacements sorted by start; at one start, insertions before a replacement of the
-        lines there, and in the order of where their chunks were found (a chunk taken out of order
-        may insert where another's lines begin). Two chunks' changes that overlap (an out-of-order
-        ``@@`` line among the lines another chunk removes) are refused."""
+        """The replacements sorted by start; at one start, insertions (in chunk order, as Codex's
+        stable sort leaves them) before a replacement of the lines there: a chunk taken out of
+        order may insert where another's removed lines begin. Two chunks' changes that overlap (an
+        out-of-order ``@@`` line among the lines another chunk removes) are refused."""
         ordered = sorted(
             zip(self.replacements, self._origins, strict=True),
-            key=lambda pair: (pair[0][0], pair[0][1] != 0, pair[1][0]),
+            key=lambda pair: (pair[0][0], pair[0][1] != 0),
         )
         end, owner = 0, 0
-        for (start, old_len, _), (_, number, chunk) in ordered:
+        for (start, old_len, _), (number, chunk) in ordered:
             if start < end:
                 raise self._overlap(chunk, number, owner)
             if start + old_len >= end:
@@ -240,10 +239,10 @@ class Placer:
                 break  # a trailing empty context line dropped by the retry
             if old_start != old_context or new_start != new_context:
                 replacement = (found + old_start, old_context - old_start, new_slice[new_start:new_context])
-                self._replace(replacement, found, number, match.chunk)
+                self._replace(replacement, number, match.chunk)
             old_start, new_start = old_context + 1, new_context + 1
         if old_start != len(pattern) or new_start != len(new_slice):
-            self._replace((found + old_start, len(pattern) - old_start, new_slice[new_start:]), found, number, match.chunk)
+            self._replace((found + old_start, len(pattern) - old_start, new_slice[new_start:]), number, match.chunk)
         self.regions.append((found, found + len(pattern), number))
         self.absent.append(number)
         self.cursor = max(self.cursor, found + len(pattern))
@@ -263,7 +262,7 @@ class Placer:
                 self.present.append((at, at + len(new)))
             return
         insertion = self.cursor if anchored else len(self.lines)
-        self._replace((insertion, 0, new), insertion, number, chunk)
+        self._replace((insertion, 0, new), number, chunk)
         self.absent.append(number)
 
     def _holds(self, at: int, new: Sequence[str], level: int) -> bool:

@@ -265,12 +265,6 @@ def test_a_chunk_out_of_order_may_insert_where_the_earlier_chunk_removes() -> No
     assert after({"b.txt": b"}\na\n"}, body) == {"b.txt": b"}\nx\ny\nA\n"}
 
 
-def test_insertions_at_one_start_go_in_file_order_whatever_the_chunk_order() -> None:
-    in_order = after({"f.txt": b"p\nq\nr\n"}, "*** Update File: f.txt\n@@\n p\n+Y\n@@\n+X\n q")
-    assert in_order == {"f.txt": b"p\nY\nX\nq\nr\n"}
-    assert after({"f.txt": b"p\nq\nr\n"}, "*** Update File: f.txt\n@@\n+X\n q\n@@\n p\n+Y") == in_order
-
-
 def test_an_addition_whose_at_at_line_an_earlier_chunk_removes_is_refused() -> None:
     # raised AssertionError('overlapping replacements') out of the tool
     with pytest.raises(PatchContextNotFound) as info:
