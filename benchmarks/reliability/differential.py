@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 import vfs
 from backends.local import LocalBackend
 from benchmarks.reliability import Report
-from benchmarks.reliability.fuzz import derived_files, derived_patch, file_bytes, model_lines, patch_text
+from benchmarks.reliability.fuzz import derived_cases, file_bytes, model_lines, patch_text
 from editors.apply_patch import apply_patch
 
 SAFE_PATHS = ["a.txt", "b.txt", "d/c.txt", "d/e/f.txt", "new.txt", "d", "a b.txt", "ü.txt"]
@@ -68,40 +68,83 @@ def _read_tree(root: str) -> dict[str, bytes | None]:
 
 
 def classify(
-    tree: dict[str, bytes], text: str, codex_ok: bool, ours_ok: bool, codex_after: Any, ours_after: Any
+    tree: dict[str, bytes],
+    text: str,
+    codex_ok: bool,
+    ours_ok: bool,
+    codex_after: Any,
+    ours_after: Any,
+    codex_err: bytes = b"",
 ) -> str:
     """Name the spec's deliberate difference that explains a mismatch, or ``unexplained``. Each
-    class is named only where its cause is in the case: a file with a BOM or a non-text file
-    counts only if the patch updates it, and no difference explains a refusal of ours that
-    changed a byte."""
+    class is named only where its cause is in the case: in the section of the patch for a file
+    that differs (or, where Codex failed, the file its error names); a refusal of ours that
+    changed a byte is never explained."""
     if not ours_ok and ours_after != tree:
         return "unexplained: ours refused and changed the tree"
     if not codex_ok and not ours_ok:
         return "atomic: both failed, Codex left a partial change, ours nothing"
-    boms = any(data.startswith(b"\xef\xbb\xbf") for data in tree.values())
-    if codex_ok and ours_ok and boms and _without_bom(codex_after) == _without_bom(ours_after):
-        return "BOM: the trees differ only where the BOM is (ours keeps it first, Codex moves it with its line)"
-    updated = {tree[path] for path in _updated_paths(text) if path in tree}
-    if ours_ok and any(_bom_line_in_patch(data, text) for data in updated):
+    sections = _sections(text)
+    if codex_ok and ours_ok:
+        differing = {path for path in {*codex_after, *ours_after} if codex_after.get(path) != ours_after.get(path)}
+        if differing and all(_bom_moved(codex_after.get(path), ours_after.get(path)) for path in differing):
+            return "BOM: the trees differ only where the BOM is (ours keeps it first, Codex moves it with its line)"
+        blamed = {path for path, (_, to) in sections.items() if path in differing or to in differing}
+    else:  # Codex failed: the cause is in the file its error names
+        differing = set()
+        error = codex_err.decode("utf-8", "replace")
+        blamed = {path for path in sections if f"/{path}" in error or f" {path}" in error}
+    if ours_ok and any(_bom_line_in(tree.get(path), sections[path][0]) for path in blamed):
         return "BOM: ours reads an updated file's BOM apart from its first line (Codex does not)"
     lines = text.splitlines()
     if any(a.startswith("@@") and b.startswith("@@") for a, b in itertools.pairwise(lines)):
         return "consecutive @@ anchors (ours accepts, Codex rejects)"
-    if re.search(r"^@@ .+\n(\+.*\n?)+(\*\*\*|@@|$)", "\n".join(lines), re.MULTILINE):
+    if any(_PURE_ADDITION.search("\n".join(sections[path][0])) for path in blamed):
         return "pure addition after @@ context (ours inserts after the context, Codex appends)"
-    moves = re.findall(r"\*\*\* Update File: (.*)\n\*\*\* Move to: (.*)", "\n".join(lines))
-    if any(src.strip() == dst.strip() for src, dst in moves):
+    if any(to is not None and path.strip() == to.strip() for path, (_, to) in sections.items()):
         return "Move to the file's own path (ours updates in place, Codex deletes)"
+    updated = [tree[path] for path in sections if path in tree]
     if not ours_ok and any(b"\x00" in data or not _utf8(data) for data in updated):
         return "non-text file (ours FS_NOT_TEXT)"
-    return _apply_patch_recovery(tree, text, codex_ok, ours_ok)
+    reindented = codex_ok and ours_ok and all(_same_but_indentation(codex_after, ours_after, p) for p in differing)
+    return _apply_patch_recovery(tree, text, codex_ok, ours_ok, reindented)
 
 
-def _bom_line_in_patch(data: bytes, text: str) -> bool:
-    """Whether ``data`` starts with a BOM and its first line (where Codex sees the BOM) is in the
-    patch (as Codex's loosest pass compares lines: trimmed, typographic punctuation as ASCII), or
-    the file is the BOM alone (Codex reads it as a line)."""
-    if not data.startswith(b"\xef\xbb\xbf") or not _utf8(data):
+#: A chunk of ``+`` lines alone after an ``@@`` line, ending the section or followed by another
+#: chunk (with ``*** End of File`` both sides append).
+_PURE_ADDITION = re.compile(r"^@@ .+\n(?:\+[^\n]*\n)*\+[^\n]*(?=\n@@|\n?\Z)", re.MULTILINE)
+
+
+def _sections(text: str) -> dict[str, tuple[list[str], str | None]]:
+    """Each updated path's lines in the patch (its chunks) and the path it moves to."""
+    sections: dict[str, tuple[list[str], str | None]] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        if line.startswith("*** Update File:"):
+            current = line.partition(":")[2].strip()
+            sections[current] = ([], None)
+        elif current is not None and line.startswith("*** Move to:"):
+            sections[current] = (sections[current][0], line.partition(":")[2].strip())
+        elif line.startswith("*** ") and line != "*** End of File":
+            current = None
+        elif current is not None:
+            sections[current][0].append(line)
+    return sections
+
+
+def _bom_moved(codex: bytes | None, ours: bytes | None) -> bool:
+    """Whether ours starts with the BOM and Codex has it once, at the start of some line, the rest equal."""
+    bom = b"\xef\xbb\xbf"
+    if codex is None or ours is None or not ours.startswith(bom) or codex.count(bom) != 1:
+        return False
+    return (codex.startswith(bom) or b"\n" + bom in codex) and codex.replace(bom, b"") == ours[len(bom) :]
+
+
+def _bom_line_in(data: bytes | None, section: list[str]) -> bool:
+    """Whether ``data`` starts with a BOM and its first line (where Codex sees the BOM) is among the
+    patch's lines for it (as Codex's loosest pass compares lines: trimmed, typographic punctuation
+    as ASCII), or the file is the BOM alone (Codex reads it as a line)."""
+    if data is None or not data.startswith(b"\xef\xbb\xbf") or not _utf8(data):
         return False
     lines = model_lines(data)
     if not lines:
@@ -109,18 +152,20 @@ def _bom_line_in_patch(data: bytes, text: str) -> bool:
     from editors.apply_patch.matcher import normalise_punctuation as loose  # (Codex's loosest pass)
 
     first = loose(lines[0])
-    return any(loose(line[1:]) == first or loose(line.removeprefix("@@")) == first for line in text.splitlines())
+    return any(
+        (line[:1] in (" ", "-") and loose(line[1:]) == first) or (line.startswith("@@") and loose(line[2:]) == first)
+        for line in section
+    )
 
 
-def _without_bom(tree: dict[str, bytes | None]) -> dict[str, bytes | None]:
-    return {path: None if data is None else data.replace(b"\xef\xbb\xbf", b"") for path, data in tree.items()}
+def _same_but_indentation(codex_after: Any, ours_after: Any, path: str) -> bool:
+    codex, ours = codex_after.get(path), ours_after.get(path)
+    if codex is None or ours is None:
+        return False
+    return [line.lstrip() for line in codex.splitlines()] == [line.lstrip() for line in ours.splitlines()]
 
 
-def _updated_paths(text: str) -> set[str]:
-    return {line.partition(":")[2].strip() for line in text.splitlines() if line.startswith("*** Update File:")}
-
-
-def _apply_patch_recovery(tree: dict[str, bytes], text: str, codex_ok: bool, ours_ok: bool) -> str:
+def _apply_patch_recovery(tree: dict[str, bytes], text: str, codex_ok: bool, ours_ok: bool, reindented: bool) -> str:
     """docs/differences.md, Codex (apply_patch): a recovery (it leaves a note) or a refusal of ours."""
     from editors.apply_patch import errors, parser
     from editors.apply_patch.applier import plan_patch
@@ -136,7 +181,7 @@ def _apply_patch_recovery(tree: dict[str, bytes], text: str, codex_ok: bool, our
         return "context line without its leading space: ours reads it as context, Codex refuses the patch"
     if (plan.notes or patch.notes) and not codex_ok:  # patch.notes: the parser's (a missing End Patch)
         return "recovery of ours where Codex fails"
-    if codex_ok and ours_ok and any(note.startswith("Re-indented") for note in plan.notes):
+    if reindented and any(note.startswith("Re-indented") for note in plan.notes):
         return "re-indented: ours gives the added lines the file's indentation, Codex writes them as sent"
     return "unexplained"
 
@@ -170,7 +215,6 @@ def run(trials: int = 10_000, *, seed: int = 0, binary: str | None = None) -> Re
 def run_derived(trials: int = 10_000, *, seed: int = 0, binary: str | None = None) -> Report:
     """Patches cut from the files they edit (mostly applied on both sides)."""
     del seed
-    derived_cases = derived_files.flatmap(lambda tree: st.tuples(st.just(tree), derived_patch(tree)))
     return _campaign("differential-codex-derived", derived_cases, trials, binary)
 
 
@@ -217,7 +261,7 @@ def _campaign(name: str, cases: Any, trials: int, binary: str | None) -> Report:
             if codex_ok == ours_ok and codex_after == ours_after:
                 report.count(f"same ({'success' if ours_ok else 'failure'})")
             else:
-                label = classify(tree, text, codex_ok, ours_ok, codex_after, ours_after)
+                label = classify(tree, text, codex_ok, ours_ok, codex_after, ours_after, proc.stderr)
                 report.count(f"differs: {label}")
                 if label.startswith("unexplained"):
                     report.fail(

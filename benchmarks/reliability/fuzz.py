@@ -1,5 +1,6 @@
 """Fuzzing with hypothesis: the patch parser, the matcher/applier (random files + random patches,
-and patches cut from the files they edit), the ``str_replace_editor`` arguments (random dicts) and the CLI argument vectors (in process).
+and patches cut from the files they edit), the ``str_replace_editor`` arguments (random dicts)
+and the CLI argument vectors (in process).
 
 The promise checked on every case: no uncaught exception, no hang (a case over ``HANG_SECONDS``
 is reported), and every failure is a coded error (a ``vfs.VfsError`` subclass with ``.code``, or a
@@ -210,6 +211,10 @@ def derived_patch(draw: Any, tree: dict[str, bytes]) -> str:
             out += ["+" + line for line in draw(st.lists(st.sampled_from(DERIVED_VOCAB) | numbered, max_size=4))]
     out.append("*** End Patch")
     return draw(st.sampled_from(["\n", "\r\n"])).join(out) + draw(st.sampled_from(["", "\n"]))
+
+
+#: (files, a patch cut from them): the derived campaigns' cases
+derived_cases = derived_files.flatmap(lambda tree: st.tuples(st.just(tree), derived_patch(tree)))
 
 
 JSONISH = st.recursive(
@@ -471,8 +476,9 @@ def run(trials: int = 100_000, *, seed: int = 0, targets: tuple[str, ...] = TARG
     if "apply" in targets:
         _run_target(report, "apply", counts["apply"], st.tuples(files, patch_text()), check_apply(report))
     if "apply-derived" in targets:  # patches cut from the files: mostly applied, and the recoveries
-        derived = derived_files.flatmap(lambda tree: st.tuples(st.just(tree), derived_patch(tree)))
-        _run_target(report, "apply-derived", counts["apply-derived"], derived, check_apply(report, "apply-derived"))
+        _run_target(
+            report, "apply-derived", counts["apply-derived"], derived_cases, check_apply(report, "apply-derived")
+        )
     if "editor" in targets:
         calls = st.lists(editor_call(), min_size=1, max_size=4)
         _run_target(report, "editor", counts["editor"], st.tuples(files, calls), check_editor(report))

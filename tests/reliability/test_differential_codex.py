@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from benchmarks.reliability import differential, fuzz
 from editors.apply_patch import errors, parser
@@ -45,7 +44,7 @@ def test_patches_cut_from_the_files_mostly_apply():
     outcomes = {"applied": 0, "refused": 0}
 
     @settings(max_examples=200, deadline=None, database=None, suppress_health_check=list(HealthCheck))
-    @given(fuzz.derived_files.flatmap(lambda tree: st.tuples(st.just(tree), fuzz.derived_patch(tree))))
+    @given(fuzz.derived_cases)
     def case(drawn: tuple[dict[str, bytes], str]) -> None:
         tree, text = drawn
         assert all(f"*** Update File: {path}" not in text or path in tree for path in fuzz.DERIVED_NAMES)
@@ -67,47 +66,81 @@ def test_model_lines_are_the_lines_without_endings_or_bom():
 
 CRLF = {"a.txt": b"x\r\n"}
 PLAIN = "*** Begin Patch\n*** Update File: a.txt\n@@\n-x\n+y\n*** End Patch"
+BOM = b"\xef\xbb\xbf"
+NOT_FOUND = b"Failed to find expected lines in /tmp/c1/a.txt:\nx\n"  # Codex's error names the file
+ONE, TWO = {"a.txt": b"1\n"}, {"a.txt": b"2\n"}  # two results that differ
 
 
 def test_classifier_names_the_deliberate_differences():
     assert differential.classify(CRLF, "", False, False, {}, CRLF).startswith("atomic")
-    bom = {"a.txt": b"\xef\xbb\xbfx\n"}
-    assert differential.classify(bom, PLAIN, False, True, {}, {}).startswith("BOM")
+    bom = {"a.txt": BOM + b"x\n"}
+    assert differential.classify(bom, PLAIN, False, True, {}, ONE, NOT_FOUND).startswith("BOM")
     patch = "*** Begin Patch\n*** Update File: a.txt\n@@ x\n@@ y\n z\n*** End Patch"
-    assert differential.classify(CRLF, patch, False, True, {}, {}).startswith("consecutive")
+    assert differential.classify(CRLF, patch, False, True, {}, ONE).startswith("consecutive")
     move = "*** Begin Patch\n*** Update File: a.txt\n*** Move to: a.txt\n@@\n-x\n+y\n*** End Patch"
-    assert differential.classify(CRLF, move, True, True, {}, {}).startswith("Move to")
-    assert differential.classify(CRLF, PLAIN, True, True, {}, {}) == "unexplained"
+    assert differential.classify(CRLF, move, True, True, ONE, TWO).startswith("Move to")
+    assert differential.classify(CRLF, PLAIN, True, True, ONE, TWO) == "unexplained"
+    addition = "*** Begin Patch\n*** Update File: a.txt\n@@ x\n+y\n*** End Patch"
+    assert differential.classify(CRLF, addition, True, True, ONE, TWO).startswith("pure addition")
 
 
 def test_classifier_names_a_class_only_where_its_cause_is_in_the_case():
     # a refusal of ours that changed a byte is never explained
     assert differential.classify(CRLF, "", False, False, {}, {"a.txt": b"y\r\n"}).startswith("unexplained")
-    # a BOM in a file the patch does not update explains nothing
-    tree = {"a.txt": b"x\n", "b.txt": b"\xef\xbb\xbfq\n"}
-    assert differential.classify(tree, PLAIN, True, True, {"a.txt": b"1"}, {"a.txt": b"2"}) == "unexplained"
+    # a BOM in a file the patch does not update explains nothing, its first line in the patch or not
+    tree = {"a.txt": b"x\n", "b.txt": BOM + b"q\n"}
+    with_q = PLAIN.replace("-x", "-x\n q")
+    assert differential.classify(tree, with_q, True, True, ONE, TWO) == "unexplained"
+    assert differential.classify(tree, with_q, False, True, {}, ONE, NOT_FOUND) == "unexplained"
     # nor one in a file it updates away from the first line (the only line Codex reads the BOM into)
-    tree = {"a.txt": b"\xef\xbb\xbfq\nx\n"}
-    assert differential.classify(tree, PLAIN, True, True, {"a.txt": b"1"}, {"a.txt": b"2"}) == "unexplained"
-    assert differential.classify({"a.txt": b"\xef\xbb\xbf"}, PLAIN, True, True, {}, {}).startswith("BOM")
-    # Codex inserting before the first line moves the BOM with it; ours keeps it first
-    codex, ours = {"a.txt": b"new\n\xef\xbb\xbfx\n"}, {"a.txt": b"\xef\xbb\xbfnew\nx\n"}
-    assert differential.classify({"a.txt": b"\xef\xbb\xbfx\n"}, "", True, True, codex, ours).startswith("BOM")
-    assert differential.classify({"a.txt": b"x\n"}, "", True, True, codex, {"a.txt": b"new\n"}) == "unexplained"
+    tree = {"a.txt": BOM + b"q\nx\n"}
+    assert differential.classify(tree, PLAIN, False, True, {}, ONE, NOT_FOUND) == "unexplained"
+    # the first line among the + lines is not where Codex looks for it
+    tree = {"a.txt": BOM + b"y\nx\n"}
+    assert differential.classify(tree, PLAIN, False, True, {}, ONE, NOT_FOUND) == "unexplained"
+    # a file that is the BOM alone: Codex reads it as a line
+    assert differential.classify({"a.txt": BOM}, PLAIN, False, True, {}, ONE, NOT_FOUND).startswith("BOM")
     # the first line as Codex's loosest pass reads it: trimmed, typographic punctuation as ASCII
-    bom = {"f.txt": "\ufeffprint(\u201chi\u201d)\n    return x".encode()}
+    bom = {"f.txt": BOM + "print(\u201chi\u201d)\n    return x".encode()}
     loose = '*** Begin Patch\n*** Update File: f.txt\n@@\n print("hi")\n*** End Patch\n'
-    assert differential.classify(bom, loose, False, True, {}, {}).startswith("BOM")
-    # nor does a non-text file the patch does not update
+    error = b"Failed to find expected lines in /tmp/c1/f.txt:\n"
+    assert differential.classify(bom, loose, False, True, {}, ONE, error).startswith("BOM")
+    # a non-text file the patch does not update explains nothing
     tree = {"a.txt": b"x\n", "b.txt": b"\xff\x00"}
-    assert differential.classify(tree, PLAIN, True, False, {}, tree) == "unexplained"
+    assert differential.classify(tree, PLAIN, True, False, ONE, tree) == "unexplained"
+    assert differential.classify({"a.txt": b"\xff\x00"}, PLAIN, True, False, ONE, {"a.txt": b"\xff\x00"}).startswith(
+        "non-text"
+    )
+    # a pure addition explains a difference only in its own file
+    two_files = {"a.txt": b"x\n", "b.txt": b"y\n"}
+    addition = "*** Begin Patch\n*** Update File: b.txt\n@@ y\n+z\n*** Update File: a.txt\n@@\n-x\n+w\n*** End Patch"
+    assert differential.classify(two_files, addition, True, True, ONE, TWO) == "unexplained"
+    # an @@ line followed by + lines then context is not a pure addition
+    mixed = "*** Begin Patch\n*** Update File: a.txt\n@@ x\n+y\n z\n*** End Patch"
+    assert differential.classify(CRLF, mixed, True, True, ONE, TWO) == "unexplained"
+
+
+def test_classifier_knows_where_the_bom_sits():
+    # Codex inserting before the first line moves the BOM with it; ours keeps it first
+    codex, ours = {"a.txt": b"new\n" + BOM + b"x\n"}, {"a.txt": BOM + b"new\nx\n"}
+    assert differential.classify({"a.txt": BOM + b"x\n"}, "", True, True, codex, ours).startswith("BOM")
+    # ours losing the BOM, or adding one, is not where it sits
+    assert differential.classify({"a.txt": BOM + b"x\n"}, "", True, True, codex, {"a.txt": b"new\nx\n"}) == (
+        "unexplained"
+    )
+    assert differential.classify({"a.txt": b"x\n"}, "", True, True, {"a.txt": b"x\n"}, {"a.txt": BOM + b"x\n"}) == (
+        "unexplained"
+    )
 
 
 def test_classifier_names_the_recoveries_of_ours():
     indented = {"b.txt": b"\treturn y"}
     lost = "*** Begin Patch\n*** Update File: b.txt\n@@\n return y\n+    z\n*** End of File\n*** End Patch"
-    assert differential.classify(indented, lost, True, True, {}, {}).startswith("re-indented")
+    codex, ours = {"b.txt": b"\treturn y\n    z\n"}, {"b.txt": b"\treturn y\n\t    z\n"}
+    assert differential.classify(indented, lost, True, True, codex, ours).startswith("re-indented")
+    # the note explains only a difference of indentation
+    assert differential.classify(indented, lost, True, True, codex, {"b.txt": b"\treturn y\n\tq\n"}) == "unexplained"
     spaceless = "*** Begin Patch\n*** Update File: a.txt\n@@\nx\n+y\n*** End Patch"
-    assert differential.classify({"a.txt": b"x\n"}, spaceless, False, True, {}, {}).startswith("context line")
+    assert differential.classify({"a.txt": b"x\n"}, spaceless, False, True, {}, ONE).startswith("context line")
     unended = "*** Begin Patch\n*** Delete File: a.txt\n"  # no *** End Patch: read as if it followed
     assert differential.classify({"a.txt": b"x\n"}, unended, False, True, {}, {}).startswith("recovery")

@@ -1,8 +1,7 @@
 """Fuzzing (hypothesis) at CI size: the patch parser, the matcher/applier (random patches and patches
-cut from the files they edit), the str_replace_editor
-arguments and the CLI argument vectors. 0 uncaught exceptions, 0 hangs; every failure is a coded
-error that leaves the tree untouched. The full run (100,000 cases) is
-``python -m benchmarks.reliability fuzz``."""
+cut from the files they edit), the str_replace_editor arguments and the CLI argument vectors.
+0 uncaught exceptions, 0 hangs; every failure is a coded error that leaves the tree untouched.
+The full run (100,000 cases) is ``python -m benchmarks.reliability fuzz``."""
 
 from __future__ import annotations
 
