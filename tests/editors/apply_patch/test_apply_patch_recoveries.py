@@ -278,6 +278,19 @@ def test_an_addition_whose_at_at_line_a_later_chunk_removes_is_refused() -> None
         plan({"f.txt": b"a\nb\nc\nd\ne\n"}, "*** Update File: f.txt\n@@ c\n+x\n@@\n-b\n-c\n-d")
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known bug (session 20): an addition's presence at the end is judged on the file before the "
+    "patch's other chunks, so lines another chunk removes count as already there",
+)
+def test_an_addition_at_the_end_is_not_present_in_lines_another_chunk_removes() -> None:
+    # Codex writes "\tline 25\n}\n"; ours refuses with FS_ALREADY_APPLIED ("}" is the file's last
+    # line, but chunk 1 replaces it). Found by checking the derived differential campaign's
+    # already-applied refusals against Codex's result.
+    body = "*** Update File: a.txt\n@@\n-}\n+\tline 25\n*** End of File\n@@\n+}"
+    assert after({"a.txt": b"}\n"}, body) == {"a.txt": b"\tline 25\n}\n"}
+
+
 # -- context lines without their leading space -------------------------------------------------------------
 
 
