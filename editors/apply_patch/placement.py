@@ -77,6 +77,8 @@ class Placer:
         self.cursor = 0  # Codex's line_index: where the search of the next chunk starts
         self.replacements: list[Replacement] = []
         self._origins: list[tuple[int, Chunk]] = []  # per replacement: its chunk's number, the chunk
+        # additions whose lines already end the file: (replacement index, chunk number, start, end)
+        self._at_the_end: list[tuple[int, int, int, int]] = []
         self.regions: list[tuple[int, int, int]] = []  # (start, end, chunk number) matched
         self.present: list[tuple[int, int]] = []  # chunks already in the file (0-based, end excl.)
         self.absent: list[int] = []  # numbers of chunks that would apply
@@ -148,8 +150,24 @@ class Placer:
         cause = f"The @@ line '{chunk.contexts[-1]}' of chunk {number} is among the lines chunk {other} removes."
         return PatchContextNotFound(cli, path=self.path, agent_message=f"{AGENT_PREFIX}{cli}\n{cause}")
 
+    def _settle_the_end(self) -> None:
+        """An addition whose lines already end the file is present there, unless another chunk
+        changes those lines (then it is written, as Codex writes it)."""
+        changed = [(start, start + old_len) for start, old_len, _ in self.replacements if old_len]
+        dropped = set()
+        for index, number, start, end in self._at_the_end:
+            if not any(first < end and start < last for first, last in changed):
+                self.present.append((start, end))
+                self.absent.remove(number)
+                dropped.add(index)
+        if dropped:
+            kept = [k for k in range(len(self.replacements)) if k not in dropped]
+            self.replacements = [self.replacements[k] for k in kept]
+            self._origins = [self._origins[k] for k in kept]
+
     def finish(self) -> None:
         """Raise :class:`PatchAlreadyApplied` when some chunk was already in the file."""
+        self._settle_the_end()
         if not self.present:
             return
         present = sorted(self.present)  # (an addition at the end is recorded in chunk order)
@@ -255,13 +273,15 @@ class Placer:
         anchored = bool(chunk.contexts) and not chunk.is_end_of_file
         new = list(chunk.new_lines)
         at = self.cursor if anchored else len(self.lines) - len(new)
-        if self._holds(at, new, 0):
-            if anchored:
-                self._record_present(at, at + len(new))
-            else:  # at the end whatever the cursor: it says nothing of where the next chunks are
-                self.present.append((at, at + len(new)))
+        if anchored and self._holds(at, new, 0):
+            self._record_present(at, at + len(new))
             return
         insertion = self.cursor if anchored else len(self.lines)
+        if not anchored and self._holds(at, new, 0):
+            # Present at the end unless a chunk, before or after this one, changes those lines:
+            # decided once every chunk is placed (finish). The cursor stays: the end says nothing
+            # of where the next chunks are.
+            self._at_the_end.append((len(self.replacements), number, at, at + len(new)))
         self._replace((insertion, 0, new), number, chunk)
         self.absent.append(number)
 

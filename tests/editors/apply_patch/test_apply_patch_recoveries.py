@@ -278,17 +278,18 @@ def test_an_addition_whose_at_at_line_a_later_chunk_removes_is_refused() -> None
         plan({"f.txt": b"a\nb\nc\nd\ne\n"}, "*** Update File: f.txt\n@@ c\n+x\n@@\n-b\n-c\n-d")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug (session 20): an addition's presence at the end is judged on the file before the "
-    "patch's other chunks, so lines another chunk removes count as already there",
-)
 def test_an_addition_at_the_end_is_not_present_in_lines_another_chunk_removes() -> None:
-    # Codex writes "\tline 25\n}\n"; ours refuses with FS_ALREADY_APPLIED ("}" is the file's last
-    # line, but chunk 1 replaces it). Found by checking the derived differential campaign's
+    # "}" ends the file, but chunk 1 replaces it: Codex writes "\tline 25\n}\n"; ours refused
+    # with FS_ALREADY_APPLIED. Found by checking the derived differential campaign's
     # already-applied refusals against Codex's result.
     body = "*** Update File: a.txt\n@@\n-}\n+\tline 25\n*** End of File\n@@\n+}"
     assert after({"a.txt": b"}\n"}, body) == {"a.txt": b"\tline 25\n}\n"}
+    # the chunk that changes the lines may come after the addition, too
+    body = "*** Update File: a.txt\n@@\n+}\n@@\n-}\n+\tline 25\n*** End of File"
+    assert after({"a.txt": b"}\n"}, body) == {"a.txt": b"\tline 25\n}\n"}
+    # lines that stay are present: nothing to write
+    with pytest.raises(PatchAlreadyApplied):
+        plan({"a.txt": b"x\n}\n"}, "*** Update File: a.txt\n@@\n-x\n+y\n@@\n+}")
 
 
 # -- context lines without their leading space -------------------------------------------------------------
