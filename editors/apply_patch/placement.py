@@ -273,11 +273,12 @@ class Placer:
         anchored = bool(chunk.contexts) and not chunk.is_end_of_file
         new = list(chunk.new_lines)
         at = self.cursor if anchored else len(self.lines) - len(new)
-        if anchored and self._holds(at, new, 0):
+        there = self._holds(at, new, 0)
+        if anchored and there:
             self._record_present(at, at + len(new))
             return
         insertion = self.cursor if anchored else len(self.lines)
-        if not anchored and self._holds(at, new, 0):
+        if there:
             # Present at the end unless a chunk, before or after this one, changes those lines:
             # decided once every chunk is placed (finish). The cursor stays: the end says nothing
             # of where the next chunks are.
