@@ -26,6 +26,8 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -47,6 +49,30 @@ def codex_binary() -> str | None:
 
     peer = codex()
     return peer.path if peer.available else None
+
+
+#: Codex run on the case's tree with another patch text: the tree after it (``None`` if it
+#: failed) and what it printed on stderr.
+Rerun = Callable[[str], "tuple[dict[str, bytes | None] | None, bytes]"]
+
+#: Codex's preserve-line-endings mode, which the spec makes ours always.
+CODEX_ENV = {**os.environ, "CODEX_APPLY_PATCH_PRESERVE_LINE_ENDINGS": "1"}
+
+
+def codex_rerun(binary: str, tree: dict[str, bytes], workdir: str) -> Rerun:
+    """Codex run on a fresh copy of ``tree`` in ``workdir`` (made and removed each time)."""
+
+    def rerun(text: str) -> tuple[dict[str, bytes | None] | None, bytes]:
+        shutil.rmtree(workdir, ignore_errors=True)
+        os.makedirs(workdir)
+        _write_tree(workdir, tree)
+        try:
+            done = subprocess.run([binary, text], cwd=workdir, env=CODEX_ENV, capture_output=True, timeout=20)
+            return (_read_tree(workdir) if done.returncode == 0 else None), done.stderr
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+    return rerun
 
 
 def _write_tree(root: str, tree: dict[str, bytes]) -> None:
@@ -75,11 +101,13 @@ def classify(
     codex_after: Any,
     ours_after: Any,
     codex_err: bytes = b"",
+    rerun: Rerun | None = None,
 ) -> str:
     """Name the spec's deliberate difference that explains a mismatch, or ``unexplained``. Each
     class is named only where its cause is in the case: in the section of the patch for a file
     that differs (or, where Codex failed, the file its error names); a refusal of ours that
-    changed a byte is never explained."""
+    changed a byte is never explained. ``rerun``: Codex on the same tree and another patch text
+    (the tree after it, ``None`` if it failed), to see what Codex did with one section."""
     if not ours_ok and ours_after != tree:
         return "unexplained: ours refused and changed the tree"
     if not codex_ok and not ours_ok:
@@ -107,7 +135,7 @@ def classify(
     if not ours_ok and any(b"\x00" in data or not _utf8(data) for data in updated):
         return "non-text file (ours FS_NOT_TEXT)"
     reindented = codex_ok and ours_ok and all(_same_but_indentation(codex_after, ours_after, p) for p in differing)
-    return _apply_patch_recovery(tree, text, codex_ok, ours_ok, reindented)
+    return _apply_patch_recovery(tree, text, codex_ok, ours_ok, ours_after, reindented, rerun)
 
 
 #: A chunk of ``+`` lines alone after an ``@@`` line, ending the section or followed by another
@@ -165,7 +193,15 @@ def _same_but_indentation(codex_after: Any, ours_after: Any, path: str) -> bool:
     return [line.lstrip() for line in codex.splitlines()] == [line.lstrip() for line in ours.splitlines()]
 
 
-def _apply_patch_recovery(tree: dict[str, bytes], text: str, codex_ok: bool, ours_ok: bool, reindented: bool) -> str:
+def _apply_patch_recovery(
+    tree: dict[str, bytes],
+    text: str,
+    codex_ok: bool,
+    ours_ok: bool,
+    ours_after: Any,
+    reindented: bool,
+    rerun: Rerun | None,
+) -> str:
     """docs/differences.md, Codex (apply_patch): a recovery (it leaves a note) or a refusal of ours."""
     from editors.apply_patch import errors, parser
     from editors.apply_patch.applier import plan_patch
@@ -173,17 +209,165 @@ def _apply_patch_recovery(tree: dict[str, bytes], text: str, codex_ok: bool, our
     try:
         patch = parser.parse_patch(text, context_without_space=True)
         plan = plan_patch(patch, tree.get)
-    except (errors.PatchAlreadyApplied, errors.PatchIndentationMismatch):
-        return "unexplained" if ours_ok else "refusal of ours where Codex writes (already applied, indentation)"
+    except errors.PatchAlreadyApplied as exc:
+        if ours_ok or not codex_ok or rerun is None or not _written_again(tree, text, patch, exc.parts, rerun):
+            return "unexplained"
+        return "already applied: ours refuses, Codex writes again lines that are there"
+    except errors.PatchIndentationMismatch as exc:
+        if ours_ok or not codex_ok or not _matched_only_trimmed(tree, text, exc.path, rerun):
+            return "unexplained"
+        return "indentation: ours refuses a chunk that matches only with other indentation, Codex writes it"
     except errors.ApplyPatchError:
         return "unexplained"
     if ours_ok and not codex_ok and not _parses_strictly(text):
+        if not _as_if_sent_right(tree, _with_spaces(text), ours_after, rerun):
+            return "unexplained: ours read a line as context, and Codex, the space put back, gives another result"
         return "context line without its leading space: ours reads it as context, Codex refuses the patch"
-    if (plan.notes or patch.notes) and not codex_ok:  # patch.notes: the parser's (a missing End Patch)
+    if patch.notes and not codex_ok and not plan.notes:  # the parser's: a missing End Patch
+        if not _as_if_sent_right(tree, text.rstrip("\n") + "\n*** End Patch\n", ours_after, rerun):
+            return "unexplained: ours applied a patch without its End Patch, and Codex, the line added, gives another result"
+        return "missing End Patch: ours applies the complete hunks, Codex refuses the patch"
+    if plan.notes and not codex_ok:
         return "recovery of ours where Codex fails"
     if reindented and any(note.startswith("Re-indented") for note in plan.notes):
         return "re-indented: ours gives the added lines the file's indentation, Codex writes them as sent"
     return "unexplained"
+
+
+def _written_again(tree: dict[str, bytes], text: str, patch: Any, parts: list[Any], rerun: Rerun) -> bool:
+    """Whether, for each section ours found already present, Codex wrote those lines again: run on
+    the patch up to that section and up to the one before, its result holds every present line
+    once more than before (the range's lines that are the section's ``+`` lines: a range holds
+    the context around them too; for an added file: the content it had). The baseline is Codex's own
+    state before the section, so a file an earlier section moved or changed is judged as Codex
+    saw it."""
+    from editors.apply_patch.parser import AddFile, DeleteFile
+
+    head, sections = _hunk_texts(text)
+    hunks = [hunk for hunk in patch.hunks if not isinstance(hunk, DeleteFile)]
+    if len(sections) != len(patch.hunks) or len(hunks) != len(parts):
+        return False
+    indices = [k for k, hunk in enumerate(patch.hunks) if not isinstance(hunk, DeleteFile)]
+    present = [(indices[n], ranges) for n, (_, ranges, _) in enumerate(parts) if ranges]
+    for k, ranges in present:
+        before = rerun("\n".join([*head, *itertools.chain(*sections[:k]), "*** End Patch", ""]))[0] if k else tree
+        after = rerun("\n".join([*head, *itertools.chain(*sections[: k + 1]), "*** End Patch", ""]))[0]
+        hunk = patch.hunks[k]
+        if before is None or after is None:
+            return False
+        source = before.get(hunk.path)
+        target = after.get(getattr(hunk, "move_path", None) or hunk.path)
+        if source is None or target is None or not _utf8(source) or not _utf8(target):
+            return False
+        if isinstance(hunk, AddFile):
+            if source != target:
+                return False
+            continue
+        lines = model_lines(source)
+        wanted = Counter(_added_lines(sections[k], [line for first, last in ranges for line in lines[first - 1 : last]]))
+        if not wanted or wanted - (Counter(model_lines(target)) - Counter(lines)):
+            return False  # a present added line that Codex did not write once more
+    return bool(present)
+
+
+def _added_lines(section: list[str], present: list[str]) -> list[str]:
+    """The lines of ``present`` (a range ours found, context around the added lines included) that
+    are the section's ``+`` lines: as written, or failing that, with surrounding space trimmed."""
+    added = [line[1:].removesuffix("\r") for line in section if line.startswith("+")]
+    exact = [line for line in present if line in added]
+    trimmed = {line.strip() for line in added}
+    return exact or [line for line in present if line.strip() in trimmed]
+
+
+def _hunk_texts(text: str) -> tuple[list[str], list[list[str]]]:
+    """The patch's lines before its first file section, and each section's lines (End Patch and
+    what follows left out)."""
+    head: list[str] = []
+    sections: list[list[str]] = []
+    for line in text.splitlines():
+        if line.strip().startswith(("*** Add File: ", "*** Delete File: ", "*** Update File: ")):
+            sections.append([line])
+        elif line.strip() == "*** End Patch":
+            break
+        else:
+            (sections[-1] if sections else head).append(line)
+    return head, sections
+
+
+def _matched_only_trimmed(tree: dict[str, bytes], text: str, path: str | None, rerun: Rerun | None) -> bool:
+    """Whether a section updating ``path`` has a chunk whose old lines are not the file's lines as
+    they stand (nor with trailing space trimmed, Codex's first two passes) anywhere, but are as its
+    loosest pass reads lines (trimmed, typographic punctuation as ASCII): Codex takes them and
+    writes the patch's indentation. The file as Codex had it before that section (``rerun`` on the
+    sections before it)."""
+    from editors.apply_patch.matcher import normalise_punctuation as loose  # (Codex's loosest pass)
+
+    head, sections = _hunk_texts(text)
+    for k, section in enumerate(sections):
+        name = section[0].partition(":")[2].strip()
+        if not section[0].strip().startswith("*** Update File:") or path is None:
+            continue
+        if path != name and not path.endswith("/" + name):
+            continue
+        if k and rerun is None:
+            return False
+        before = rerun("\n".join([*head, *itertools.chain(*sections[:k]), "*** End Patch", ""]))[0] if k else tree
+        data = before.get(name) if before is not None else None
+        if data is None or not _utf8(data):
+            continue
+        file_lines = model_lines(data)
+        for chunk in _chunks(section[1:]):
+            if not _found(file_lines, chunk, str.rstrip) and _found(file_lines, chunk, loose):
+                return True
+    return False
+
+
+def _chunks(section: list[str]) -> list[list[str]]:
+    """A section's chunks as their old lines (context and removed lines, the prefix cut)."""
+    chunks: list[list[str]] = [[]]
+    for line in section:
+        if line.startswith("@@"):
+            chunks.append([])
+        elif line[:1] in (" ", "-"):
+            chunks[-1].append(line[1:])
+        elif not line:
+            chunks[-1].append("")
+    return [chunk for chunk in chunks if chunk]
+
+
+def _found(lines: list[str], chunk: list[str], norm: Callable[[str], str]) -> bool:
+    wanted = [norm(line) for line in chunk]
+    seen = [norm(line) for line in lines]
+    return any(seen[at : at + len(wanted)] == wanted for at in range(len(seen) - len(wanted) + 1))
+
+
+def _with_spaces(text: str) -> str:
+    """The patch with the leading space put back on each update line that lacks one (the lines
+    ours reads as context, where Codex stops)."""
+    out: list[str] = []
+    updating = False
+    for line in text.split("\n"):
+        if line.startswith("*** "):
+            updating = line.startswith(("*** Update File:", "*** Move to:", "*** End of File")) or (
+                updating and line.startswith("*** End of File")
+            )
+        elif updating and line and line[:1] not in (" ", "+", "-", "@", "\t"):
+            line = " " + line
+        out.append(line)
+    return "\n".join(out)
+
+
+def _as_if_sent_right(tree: dict[str, bytes], mended: str, ours_after: Any, rerun: Rerun | None) -> bool:
+    """Whether Codex, given the patch as the model meant it, applies it, and its result is ours
+    (or differs from ours only by a deliberate difference of its own)."""
+    if rerun is None:
+        return False
+    after, err = rerun(mended)
+    if after == ours_after:
+        return True
+    ok = after is not None
+    label = classify(tree, mended, ok, True, after if ok else tree, ours_after, err, rerun)
+    return not label.startswith("unexplained")
 
 
 def _parses_strictly(text: str) -> bool:
@@ -224,7 +408,7 @@ def _campaign(name: str, cases: Any, trials: int, binary: str | None) -> Report:
     if binary is None:
         report.notes.append("Codex apply_patch binary not found: skipped")
         return report.finish()
-    env = {**os.environ, "CODEX_APPLY_PATCH_PRESERVE_LINE_ENDINGS": "1"}
+    env = CODEX_ENV
     with tempfile.TemporaryDirectory() as tmp:
         counter = [0]
 
@@ -258,10 +442,12 @@ def _campaign(name: str, cases: Any, trials: int, binary: str | None) -> Report:
                 return
             codex_after, ours_after = _read_tree(left), _read_tree(right)
             report.trials += 1
+            rerun = codex_rerun(binary, tree, os.path.join(tmp, f"r{counter[0]}"))
+
             if codex_ok == ours_ok and codex_after == ours_after:
                 report.count(f"same ({'success' if ours_ok else 'failure'})")
             else:
-                label = classify(tree, text, codex_ok, ours_ok, codex_after, ours_after, proc.stderr)
+                label = classify(tree, text, codex_ok, ours_ok, codex_after, ours_after, proc.stderr, rerun)
                 report.count(f"differs: {label}")
                 if label.startswith("unexplained"):
                     report.fail(

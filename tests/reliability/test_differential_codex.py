@@ -140,7 +140,98 @@ def test_classifier_names_the_recoveries_of_ours():
     assert differential.classify(indented, lost, True, True, codex, ours).startswith("re-indented")
     # the note explains only a difference of indentation
     assert differential.classify(indented, lost, True, True, codex, {"b.txt": b"\treturn y\n\tq\n"}) == "unexplained"
-    spaceless = "*** Begin Patch\n*** Update File: a.txt\n@@\nx\n+y\n*** End Patch"
-    assert differential.classify({"a.txt": b"x\n"}, spaceless, False, True, {}, ONE).startswith("context line")
+
+
+# The classes below are checked against what Codex does with the patch as the model meant it, or
+# with one section of it: they need the binary.
+
+
+@needs_codex
+def test_a_context_line_without_its_space_is_explained_only_by_codex_s_result_with_the_space(tmp_path):
+    assert BINARY is not None
+    tree = {"a.txt": b"x\nz\n"}
+    rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
+    spaceless = "*** Begin Patch\n*** Update File: a.txt\n@@\nx\n-z\n+y\n*** End Patch"
+    ours = {"a.txt": b"x\ny\n"}
+    label = differential.classify(tree, spaceless, False, True, {}, ours, rerun=rerun)
+    assert label.startswith("context line"), label
+    # Codex, given ' x', writes x, y: a result of ours that is not that is not explained
+    label = differential.classify(tree, spaceless, False, True, {}, {"a.txt": b"y\n"}, rerun=rerun)
+    assert label.startswith("unexplained"), label
+    # without Codex to ask, nothing is explained
+    assert differential.classify(tree, spaceless, False, True, {}, ours).startswith("unexplained")
+
+
+def test_the_space_is_put_back_only_on_update_lines():
+    text = "*** Begin Patch\n*** Add File: b.txt\n+q\n*** Update File: a.txt\n@@\nx\n+y\n-\tz\n\n*** End Patch"
+    assert differential._with_spaces(text) == text.replace("\nx\n", "\n x\n")
+
+
+@needs_codex
+def test_a_missing_end_patch_is_explained_only_by_codex_s_result_with_it(tmp_path):
+    assert BINARY is not None
+    tree = {"a.txt": b"x\n", "b.txt": b"y\n"}
+    rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
     unended = "*** Begin Patch\n*** Delete File: a.txt\n"  # no *** End Patch: read as if it followed
-    assert differential.classify({"a.txt": b"x\n"}, unended, False, True, {}, {}).startswith("recovery")
+    label = differential.classify(tree, unended, False, True, {}, {"b.txt": b"y\n"}, rerun=rerun)
+    assert label.startswith("missing End Patch"), label
+    label = differential.classify(tree, unended, False, True, {}, {"a.txt": b"x\n", "b.txt": b"y\n"}, rerun=rerun)
+    assert label.startswith("unexplained"), label
+
+
+@needs_codex
+def test_an_already_applied_refusal_is_explained_only_where_codex_writes_the_lines_again(tmp_path):
+    assert BINARY is not None
+    tree = {"a.txt": b"line 17\nx = 1\n"}
+    rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
+    repeat = "*** Begin Patch\n*** Update File: a.txt\n*** Move to: new.txt\n@@\n line 17\n+x = 1\n*** End Patch"
+    codex = {"new.txt": b"line 17\nx = 1\nx = 1\n"}
+    label = differential.classify(tree, repeat, True, False, codex, tree, rerun=rerun)
+    assert label.startswith("already applied"), label
+    assert differential.classify(tree, repeat, True, False, codex, tree).startswith("unexplained")  # no Codex to ask
+    # a false refusal (5059af6): '}' judged present, where Codex writes x then '}', '}' no more often than before
+    tree = {"a.txt": b"}\n"}
+    rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
+    text = "*** Begin Patch\n*** Update File: a.txt\n@@\n-}\n+x\n@@\n+}\n*** End Patch"
+    patch = parser.parse_patch(text)
+    assert not differential._written_again(tree, text, patch, [("a.txt", [(1, 1)], True)], rerun)
+    # the same check where the lines are there and Codex writes them again
+    text = "*** Begin Patch\n*** Update File: a.txt\n@@\n+}\n*** End Patch"
+    assert differential._written_again(tree, text, parser.parse_patch(text), [("a.txt", [(1, 1)], True)], rerun)
+
+
+def test_an_indentation_refusal_is_explained_only_where_the_lines_match_with_other_indentation():
+    tree = {"a.txt": b"def f():\n    x = 1\n    y = 2\n"}
+    other = "*** Begin Patch\n*** Update File: a.txt\n@@\n x = 1\n-y = 2\n+y = 3\n*** End Patch"
+    assert differential.classify(tree, other, True, False, ONE, tree).startswith("unexplained")  # ours re-indents it
+    twice = {"a.txt": tree["a.txt"] * 2}  # two places, each only with other indentation: ours refuses
+    assert differential.classify(twice, other, True, False, ONE, twice).startswith("indentation")
+    assert differential._matched_only_trimmed(tree, other, "a.txt", None)
+    exact = other.replace(" x = 1\n-y", "     x = 1\n-    y")
+    assert not differential._matched_only_trimmed(tree, exact, "a.txt", None)
+    assert not differential._matched_only_trimmed(tree, other, "b.txt", None)
+
+
+@needs_codex
+def test_an_indentation_refusal_is_judged_on_the_file_as_the_earlier_sections_left_it(tmp_path):
+    assert BINARY is not None
+    tree = {"b.txt": b"    x = 1\n"}
+    rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
+    # the Add File leaves 'x = 1' unindented: the update's '    x = 1' then matches only trimmed
+    text = "*** Begin Patch\n*** Add File: b.txt\n+x = 1\n*** Update File: b.txt\n@@\n     x = 1\n+y\n*** End Patch"
+    assert differential._matched_only_trimmed(tree, text, "b.txt", rerun)
+    assert not differential._matched_only_trimmed(tree, text, "b.txt", None)  # (no Codex: the tree as it was)
+
+
+def test_the_present_lines_checked_are_the_added_ones_not_the_context_around_them():
+    section = ["*** Update File: a.txt", "@@", "+line 22", "     line 13", "@@", "+\tline 13"]
+    # '    line 13' is context here: the range ours found holds it, Codex does not write it again
+    assert differential._added_lines(section, ["line 22", "    line 13"]) == ["line 22"]
+    # where no line is an added one as written, as the loosest reading finds them
+    assert differential._added_lines(section, ["  line 22 ", "x"]) == ["  line 22 "]
+
+
+def test_an_indentation_refusal_is_judged_as_codex_s_loosest_pass_reads_lines():
+    tree = {"a.txt": "    pass\nprint(\u201chi\u201d)\n".encode()}
+    text = '*** Begin Patch\n*** Update File: a.txt\n@@\n pass\n print("hi")\n+x\n*** End Patch'
+    assert differential._matched_only_trimmed(tree, text, "a.txt", None)
