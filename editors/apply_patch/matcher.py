@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from backends.values import value
+from editors.apply_patch.errors import ApplyPatchError
 from editors.apply_patch.parser import Chunk, rust_trim, rust_trim_end
 
 BOM = "\ufeff"
@@ -310,9 +311,20 @@ def compute_replacements(
     """
     from editors.apply_patch.placement import Placer  # (the layer above the search primitives)
 
-    placer = Placer(lines, path, index if index is not None else LineIndex(lines))
-    for number, chunk in enumerate(chunks, 1):
-        placer.place(number, chunk, len(chunks))
+    index = index if index is not None else LineIndex(lines)
+    placer = Placer(lines, path, index)
+    try:
+        for number, chunk in enumerate(chunks, 1):
+            placer.place(number, chunk, len(chunks))
+    except ApplyPatchError:
+        if not placer.present:
+            raise
+        # A chunk was taken for one already in the file (a retry), and a later chunk is then not
+        # where a retry would have it: not a repeat of this patch. Placed again as Codex places
+        # them, the present lines written again as it writes them.
+        placer = Placer(lines, path, index, repeats=False)
+        for number, chunk in enumerate(chunks, 1):
+            placer.place(number, chunk, len(chunks))
     placer.finish()
     if notes is not None:
         notes.extend(placer.notes)

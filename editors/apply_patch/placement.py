@@ -70,8 +70,9 @@ def _span(start: int, end: int) -> str:
 class Placer:
     """Places the chunks of one file in turn; ``replacements`` and ``notes`` are the result."""
 
-    def __init__(self, lines: Sequence[str], path: str, index: LineIndex) -> None:
+    def __init__(self, lines: Sequence[str], path: str, index: LineIndex, *, repeats: bool = True) -> None:
         self.lines = lines
+        self.repeats = repeats  # whether chunks already in the file are looked for (a retried patch)
         self.path = path
         self.index = index
         self.cursor = 0  # Codex's line_index: where the search of the next chunk starts
@@ -288,7 +289,7 @@ class Placer:
 
     def _holds(self, at: int, new: Sequence[str], level: int) -> bool:
         """Whether the file has ``new`` at ``at`` (at this pass), with some non-blank line."""
-        if at < 0 or at + len(new) > len(self.lines) or not any(line.strip() for line in new):
+        if not self.repeats or at < 0 or at + len(new) > len(self.lines) or not any(line.strip() for line in new):
             return False
         key = PASSES[level]
         return all(key(self.lines[at + k]) == key(line) for k, line in enumerate(new))
@@ -314,7 +315,7 @@ class Placer:
 
     def _present(self, chunk: Chunk) -> bool:
         """A chunk whose old lines are missing and whose new lines are there (forward)."""
-        if chunk.new_lines == chunk.old_lines:
+        if not self.repeats or chunk.new_lines == chunk.old_lines:
             return False
         new = replace(chunk, old_lines=chunk.new_lines, new_lines=chunk.new_lines)
         match = self._match(new, self.cursor)

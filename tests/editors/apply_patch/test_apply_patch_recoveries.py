@@ -292,6 +292,22 @@ def test_an_addition_at_the_end_is_not_present_in_lines_another_chunk_removes() 
         plan({"a.txt": b"x\n}\n"}, "*** Update File: a.txt\n@@\n-x\n+y\n@@\n+}")
 
 
+def test_a_chunk_taken_for_a_repeat_is_written_when_a_later_chunk_is_not_where_a_repeat_has_it() -> None:
+    # Chunk 1's line is there after its context, as after a retry; chunk 2's @@ line is then that
+    # very line, which a retry would have after it. Ours refused with PATCH_CONTEXT_NOT_FOUND
+    # ("Failed to find context '    return x'", a line of the file); Codex writes both chunks.
+    # Found by checking the derived differential campaign's already-applied refusals against Codex.
+    files = {"f.txt": b"a\nnote\n    return x\nfoo\n"}
+    body = "*** Update File: f.txt\n@@\n note\n+    return x\n@@     return x\n+z\n*** End of File"
+    assert after(files, body) == {"f.txt": b"a\nnote\n    return x\n    return x\nfoo\nz\n"}  # Codex's bytes
+    # the same patch retried on its result is a repeat, all of it
+    with pytest.raises(PatchAlreadyApplied):
+        plan({"f.txt": b"a\nnote\n    return x\n    return x\nfoo\nz\n"}, body)
+    # where the later chunk is not in the file at all, Codex's error, not a repeat's
+    with pytest.raises(PatchContextNotFound):
+        plan(files, body.replace("@@     return x", "@@ nowhere"))
+
+
 # -- context lines without their leading space -------------------------------------------------------------
 
 
