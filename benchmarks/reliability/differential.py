@@ -20,6 +20,7 @@ trial.
 
 from __future__ import annotations
 
+import difflib
 import itertools
 import os
 import re
@@ -102,6 +103,7 @@ def classify(
     ours_after: Any,
     codex_err: bytes = b"",
     rerun: Rerun | None = None,
+    depth: int = 0,
 ) -> str:
     """Name the spec's deliberate difference that explains a mismatch, or ``unexplained``. Each
     class is named only where its cause is in the case: in the section of the patch for a file
@@ -135,7 +137,7 @@ def classify(
     if not ours_ok and any(b"\x00" in data or not _utf8(data) for data in updated):
         return "non-text file (ours FS_NOT_TEXT)"
     reindented = codex_ok and ours_ok and all(_same_but_indentation(codex_after, ours_after, p) for p in differing)
-    return _apply_patch_recovery(tree, text, codex_ok, ours_ok, ours_after, reindented, rerun)
+    return _apply_patch_recovery(tree, text, codex_ok, ours_ok, ours_after, reindented, rerun, depth)
 
 
 #: A chunk of ``+`` lines alone after an ``@@`` line, ending the section or followed by another
@@ -201,6 +203,7 @@ def _apply_patch_recovery(
     ours_after: Any,
     reindented: bool,
     rerun: Rerun | None,
+    depth: int,
 ) -> str:
     """docs/differences.md, Codex (apply_patch): a recovery (it leaves a note) or a refusal of ours."""
     from editors.apply_patch import errors, parser
@@ -220,27 +223,90 @@ def _apply_patch_recovery(
     except errors.ApplyPatchError:
         return "unexplained"
     if ours_ok and not codex_ok and not _parses_strictly(text):
-        if not _as_if_sent_right(tree, _with_spaces(text), ours_after, rerun):
+        if not _as_if_sent_right(tree, _with_spaces(text), ours_after, rerun, depth):
             return "unexplained: ours read a line as context, and Codex, the space put back, gives another result"
         return "context line without its leading space: ours reads it as context, Codex refuses the patch"
     if patch.notes and not codex_ok and not plan.notes:  # the parser's: a missing End Patch
-        if not _as_if_sent_right(tree, text.rstrip("\n") + "\n*** End Patch\n", ours_after, rerun):
+        if not _as_if_sent_right(tree, text.rstrip("\n") + "\n*** End Patch\n", ours_after, rerun, depth):
             return "unexplained: ours applied a patch without its End Patch, and Codex, the line added, gives another result"
         return "missing End Patch: ours applies the complete hunks, Codex refuses the patch"
     if plan.notes and not codex_ok:
-        return "recovery of ours where Codex fails"
+        if not any(note.endswith("applied in file order.") for note in plan.notes):
+            return "recovery of ours where Codex fails"
+        return _out_of_order(tree, _in_file_order(text, plan.notes), ours_after, rerun, depth)
     if reindented and any(note.startswith("Re-indented") for note in plan.notes):
         return "re-indented: ours gives the added lines the file's indentation, Codex writes them as sent"
     return "unexplained"
 
 
+_OUT_OF_ORDER = re.compile(
+    r"^(?:Chunk (\d+)|A chunk) of (.+) is before the previous one in the file; applied in file order\.$"
+)
+
+
+def _in_file_order(text: str, notes: list[str]) -> list[str]:
+    """The patch as it reads with a section's chunks that ours found out of file order mended, each
+    way that keeps Codex's meaning: the named chunk moved earlier, each place it can go (the note
+    names the chunk, or only its file: then every chunk is tried), or every chunk a section of its
+    own, in the patch's order (each then searched from the file's start: where a chunk's ``@@``
+    line is among lines an earlier one in the file removes, no order of one section applies)."""
+    head, sections = _hunk_texts(text)
+    out: list[str] = []
+
+    def whole(k: int, body: list[str]) -> str:
+        rest = [*itertools.chain(*sections[:k]), *body, *itertools.chain(*sections[k + 1 :])]
+        return "\n".join([*head, *rest, "*** End Patch", ""])
+
+    for note in notes:
+        named = _OUT_OF_ORDER.match(note)
+        if named is None:
+            continue
+        for k, section in enumerate(sections):
+            if (
+                not section[0].strip().startswith("*** Update File:")
+                or section[0].partition(":")[2].strip() != named[2]
+            ):
+                continue
+            lead, chunks = _chunk_blocks(section)
+            for number in [int(named[1])] if named[1] else range(2, len(chunks) + 1):
+                for to in range(min(number, len(chunks) + 1) - 1):
+                    moved = [*chunks[:to], chunks[number - 1], *chunks[to : number - 1], *chunks[number:]]
+                    out.append(whole(k, [*lead, *itertools.chain(*moved)]))
+            target = lead[-1].partition(":")[2].strip()  # (after a Move to, the file is there)
+            apart = [*lead, *chunks[0]]
+            for chunk in chunks[1:]:
+                apart += [f"*** Update File: {target}", *chunk]
+            out.append(whole(k, apart))
+    return out
+
+
+def _chunk_blocks(section: list[str]) -> tuple[list[str], list[list[str]]]:
+    """An update section as its header lines (``*** Update File``, ``*** Move to``) and its chunks'
+    lines, each from its ``@@`` line to the next (a first chunk without one is given a bare ``@@``,
+    so that it can go elsewhere)."""
+    lead = [section[0]]
+    rest = section[1:]
+    if rest and rest[0].startswith("*** Move to:"):
+        lead.append(rest.pop(0))
+    chunks: list[list[str]] = []
+    for line in rest:
+        if line.startswith("@@"):
+            chunks.append([line])
+        elif not chunks:
+            chunks.append(["@@", line])
+        else:
+            chunks[-1].append(line)
+    return lead, chunks
+
+
 def _written_again(tree: dict[str, bytes], text: str, patch: Any, parts: list[Any], rerun: Rerun) -> bool:
-    """Whether, for each section ours found already present, Codex wrote those lines again: run on
-    the patch up to that section and up to the one before, its result holds every present line
-    once more than before (the range's lines that are the section's ``+`` lines: a range holds
-    the context around them too; for an added file: the content it had). The baseline is Codex's own
-    state before the section, so a file an earlier section moved or changed is judged as Codex
-    saw it."""
+    """Whether, for each section ours found already present, Codex wrote those lines again.
+
+    Codex is run on the patch up to that section and up to the one before; the lines its section
+    wrote, as the shortest diff of the file reads them, must hold every present line that is one
+    of the section's ``+`` lines (a range holds the context around them too). For an added file:
+    Codex wrote the content the file had. The baseline is Codex's own state before the section,
+    so a file an earlier section moved or changed is judged as Codex saw it."""
     from editors.apply_patch.parser import AddFile, DeleteFile
 
     head, sections = _hunk_texts(text)
@@ -264,19 +330,32 @@ def _written_again(tree: dict[str, bytes], text: str, patch: Any, parts: list[An
                 return False
             continue
         lines = model_lines(source)
-        wanted = Counter(_added_lines(sections[k], [line for first, last in ranges for line in lines[first - 1 : last]]))
-        if not wanted or wanted - (Counter(model_lines(target)) - Counter(lines)):
-            return False  # a present added line that Codex did not write once more
+        wanted = _added_lines(sections[k], [line for first, last in ranges for line in lines[first - 1 : last]])
+        if not wanted or wanted - _written(lines, model_lines(target)):
+            return False  # a present added line that Codex's change did not write once more
     return bool(present)
 
 
-def _added_lines(section: list[str], present: list[str]) -> list[str]:
+def _written(before: list[str], after: list[str]) -> Counter[str]:
+    """The lines a change wrote: those the shortest diff from ``before`` to ``after`` inserts. (A
+    chunk that replaces a line and then adds it back at the same place wrote nothing there.)"""
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    return Counter(
+        line for tag, _, _, j1, j2 in matcher.get_opcodes() if tag in ("insert", "replace") for line in after[j1:j2]
+    )
+
+
+def _added_lines(section: list[str], present: list[str]) -> Counter[str]:
     """The lines of ``present`` (a range ours found, context around the added lines included) that
-    are the section's ``+`` lines: as written, or failing that, with surrounding space trimmed."""
+    are the section's ``+`` lines: as written, or failing that, with surrounding space trimmed; a
+    line as many times as the section adds it (a context line may read as an added one)."""
     added = [line[1:].removesuffix("\r") for line in section if line.startswith("+")]
-    exact = [line for line in present if line in added]
-    trimmed = {line.strip() for line in added}
-    return exact or [line for line in present if line.strip() in trimmed]
+    exact = Counter(line for line in present if line in added) & Counter(added)
+    if exact:
+        return exact
+    trimmed = Counter(line.strip() for line in added)
+    loose = Counter(line for line in present if line.strip() in trimmed)
+    return Counter({line: min(n, trimmed[line.strip()]) for line, n in loose.items()})
 
 
 def _hunk_texts(text: str) -> tuple[list[str], list[list[str]]]:
@@ -316,29 +395,35 @@ def _matched_only_trimmed(tree: dict[str, bytes], text: str, path: str | None, r
         if data is None or not _utf8(data):
             continue
         file_lines = model_lines(data)
-        for chunk in _chunks(section[1:]):
-            if not _found(file_lines, chunk, str.rstrip) and _found(file_lines, chunk, loose):
+        for chunk, at_end in _chunks(section[1:]):
+            if not _found(file_lines, chunk, str.rstrip, at_end) and _found(file_lines, chunk, loose, at_end):
                 return True
     return False
 
 
-def _chunks(section: list[str]) -> list[list[str]]:
-    """A section's chunks as their old lines (context and removed lines, the prefix cut)."""
-    chunks: list[list[str]] = [[]]
+def _chunks(section: list[str]) -> list[tuple[list[str], bool]]:
+    """A section's chunks as their old lines (context and removed lines, the prefix cut), and
+    whether each ends with ``*** End of File``."""
+    chunks: list[tuple[list[str], bool]] = [([], False)]
     for line in section:
         if line.startswith("@@"):
-            chunks.append([])
+            chunks.append(([], False))
+        elif line.strip() == "*** End of File":
+            chunks[-1] = (chunks[-1][0], True)
         elif line[:1] in (" ", "-"):
-            chunks[-1].append(line[1:])
+            chunks[-1][0].append(line[1:])
         elif not line:
-            chunks[-1].append("")
-    return [chunk for chunk in chunks if chunk]
+            chunks[-1][0].append("")
+    return [(chunk, at_end) for chunk, at_end in chunks if chunk]
 
 
-def _found(lines: list[str], chunk: list[str], norm: Callable[[str], str]) -> bool:
+def _found(lines: list[str], chunk: list[str], norm: Callable[[str], str], at_end: bool = False) -> bool:
+    """Whether ``chunk`` is lines of the file as ``norm`` reads them; with ``*** End of File``,
+    its last lines only (Codex looks there alone)."""
     wanted = [norm(line) for line in chunk]
     seen = [norm(line) for line in lines]
-    return any(seen[at : at + len(wanted)] == wanted for at in range(len(seen) - len(wanted) + 1))
+    first = len(seen) - len(wanted) if at_end else 0
+    return any(seen[at : at + len(wanted)] == wanted for at in range(max(first, 0), len(seen) - len(wanted) + 1))
 
 
 def _with_spaces(text: str) -> str:
@@ -348,7 +433,7 @@ def _with_spaces(text: str) -> str:
     updating = False
     for line in text.split("\n"):
         if line.startswith("*** "):
-            updating = line.startswith(("*** Update File:", "*** Move to:", "*** End of File")) or (
+            updating = line.startswith(("*** Update File:", "*** Move to:")) or (
                 updating and line.startswith("*** End of File")
             )
         elif updating and line and line[:1] not in (" ", "+", "-", "@", "\t"):
@@ -357,16 +442,43 @@ def _with_spaces(text: str) -> str:
     return "\n".join(out)
 
 
-def _as_if_sent_right(tree: dict[str, bytes], mended: str, ours_after: Any, rerun: Rerun | None) -> bool:
+#: How many mendings of one patch are tried one upon another (a context line's space put back,
+#: then its chunks put in file order): a mended patch that Codex still refuses is not mended again
+#: without end.
+_MENDS = 2
+
+
+def _out_of_order(tree: dict[str, bytes], mended: list[str], ours_after: Any, rerun: Rerun | None, depth: int) -> str:
+    """Chunks ours applied in file order: explained where Codex, given them in an order it takes,
+    gives our result; not compared where it takes none of them (two chunks at the end of the file,
+    an ``@@`` line among lines another chunk removes: no reading of the patch is Codex's);
+    unexplained where Codex takes one and gives another result."""
+    if rerun is None or depth >= _MENDS:
+        return "unexplained: chunks out of file order, and no Codex to ask"
+    refused = 0
+    for text in mended:
+        after, _ = rerun(text)
+        if after is None:
+            refused += 1
+        elif after == ours_after or not classify(
+            tree, text, True, True, after, ours_after, rerun=rerun, depth=depth + 1
+        ).startswith("unexplained"):
+            return "chunks out of file order: ours applies each where it is, Codex refuses the patch"
+    if refused == len(mended):
+        return "chunks out of file order: ours applies each where it is; Codex takes no order of them (not compared)"
+    return "unexplained: ours applied chunks in file order, and Codex, given them so, gives another result"
+
+
+def _as_if_sent_right(tree: dict[str, bytes], mended: str, ours_after: Any, rerun: Rerun | None, depth: int) -> bool:
     """Whether Codex, given the patch as the model meant it, applies it, and its result is ours
     (or differs from ours only by a deliberate difference of its own)."""
-    if rerun is None:
+    if rerun is None or depth >= _MENDS:
         return False
     after, err = rerun(mended)
     if after == ours_after:
         return True
     ok = after is not None
-    label = classify(tree, mended, ok, True, after if ok else tree, ours_after, err, rerun)
+    label = classify(tree, mended, ok, True, after if ok else tree, ours_after, err, rerun, depth + 1)
     return not label.startswith("unexplained")
 
 

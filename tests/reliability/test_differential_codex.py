@@ -195,6 +195,13 @@ def test_an_already_applied_refusal_is_explained_only_where_codex_writes_the_lin
     text = "*** Begin Patch\n*** Update File: a.txt\n@@\n-}\n+x\n@@\n+}\n*** End Patch"
     patch = parser.parse_patch(text)
     assert not differential._written_again(tree, text, patch, [("a.txt", [(1, 1)], True)], rerun)
+    # a present '}' written again where the section removes another '}': as many '}' as before
+    tree = {"a.txt": b"print(1)\n}\nz\n}\n"}
+    rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
+    text = "*** Begin Patch\n*** Update File: a.txt\n@@\n print(1)\n-}\n+bar\n@@\n+}\n*** End Patch"
+    assert differential.classify(tree, text, True, False, {}, tree, rerun=rerun).startswith("already applied")
+    tree = {"a.txt": b"}\n"}
+    rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
     # the same check where the lines are there and Codex writes them again
     text = "*** Begin Patch\n*** Update File: a.txt\n@@\n+}\n*** End Patch"
     assert differential._written_again(tree, text, parser.parse_patch(text), [("a.txt", [(1, 1)], True)], rerun)
@@ -226,12 +233,87 @@ def test_an_indentation_refusal_is_judged_on_the_file_as_the_earlier_sections_le
 def test_the_present_lines_checked_are_the_added_ones_not_the_context_around_them():
     section = ["*** Update File: a.txt", "@@", "+line 22", "     line 13", "@@", "+\tline 13"]
     # '    line 13' is context here: the range ours found holds it, Codex does not write it again
-    assert differential._added_lines(section, ["line 22", "    line 13"]) == ["line 22"]
+    assert differential._added_lines(section, ["line 22", "    line 13"]) == {"line 22": 1}
     # where no line is an added one as written, as the loosest reading finds them
-    assert differential._added_lines(section, ["  line 22 ", "x"]) == ["  line 22 "]
+    assert differential._added_lines(section, ["  line 22 ", "x"]) == {"  line 22 ": 1}
+    # a context line that reads as an added one: as many as the section adds
+    section = ["*** Update File: a.txt", "@@", " note ", "+note"]
+    assert differential._added_lines(section, ["note", "note"]) == {"note": 1}
 
 
 def test_an_indentation_refusal_is_judged_as_codex_s_loosest_pass_reads_lines():
     tree = {"a.txt": "    pass\nprint(\u201chi\u201d)\n".encode()}
     text = '*** Begin Patch\n*** Update File: a.txt\n@@\n pass\n print("hi")\n+x\n*** End Patch'
     assert differential._matched_only_trimmed(tree, text, "a.txt", None)
+
+
+@needs_codex
+def test_chunks_out_of_order_are_explained_only_by_codex_s_result_with_them_in_order(tmp_path):
+    assert BINARY is not None
+    tree = {"a.txt": b"a\nb\nc\nd\n"}
+    rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
+    text = "*** Begin Patch\n*** Update File: a.txt\n@@\n c\n-d\n+D\n@@\n a\n-b\n+B\n*** End Patch"
+    ours = {"a.txt": b"a\nB\nc\nD\n"}
+    label = differential.classify(tree, text, False, True, {}, ours, rerun=rerun)
+    assert label.startswith("chunks out of file order"), label
+    label = differential.classify(tree, text, False, True, {}, {"a.txt": b"a\nB\nc\nd\n"}, rerun=rerun)
+    assert label.startswith("unexplained"), label
+    assert differential.classify(tree, text, False, True, {}, ours).startswith("unexplained")  # no Codex to ask
+
+
+def test_a_chunk_named_out_of_order_is_tried_at_each_earlier_place():
+    text = "*** Begin Patch\n*** Update File: a.txt\n@@ x\n-1\n@@\n-2\n*** End of File\n@@\n-3\n*** End Patch"
+    mended = differential._in_file_order(
+        text, ["Chunk 3 of a.txt is before the previous one in the file; applied in file order."]
+    )
+    bodies = [m.split("*** Update File: a.txt\n", 1)[1].split("\n*** End Patch")[0] for m in mended]
+    assert bodies == [
+        "@@\n-3\n@@ x\n-1\n@@\n-2\n*** End of File",
+        "@@ x\n-1\n@@\n-3\n@@\n-2\n*** End of File",
+        # each chunk a section of its own, in the patch's order
+        "@@ x\n-1\n*** Update File: a.txt\n@@\n-2\n*** End of File\n*** Update File: a.txt\n@@\n-3",
+    ]
+    # a first chunk without an @@ line is given one where it moves; after a Move to, the file is there
+    text = "*** Begin Patch\n*** Update File: a.txt\n*** Move to: b.txt\n-1\n@@\n-2\n*** End Patch"
+    mended = differential._in_file_order(
+        text, ["Chunk 2 of a.txt is before the previous one in the file; applied in file order."]
+    )
+    assert mended[0].split("\n", 3)[3].startswith("@@\n-2\n@@\n-1\n")
+    assert "-1\n*** Update File: b.txt\n@@\n-2\n" in mended[1]
+
+
+@needs_codex
+def test_chunks_whose_anchor_another_removes_are_explained_by_codex_s_result_one_section_each(tmp_path):
+    assert BINARY is not None
+    tree = {"b.txt": b"def f():\nprint(1)\ndef f():\nline 29\n\n    return x\n"}
+    rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
+    # chunk 1's @@ line is among the lines chunk 2 removes, and chunk 2 is first in the file
+    text = "*** Begin Patch\n*** Update File: b.txt\n@@ print(1)\n-\n+y\n@@\n def f():\n-print(1)\n-def f():\n*** End Patch"
+    ours = {"b.txt": b"def f():\nline 29\ny\n    return x\n"}
+    label = differential.classify(tree, text, False, True, {}, ours, rerun=rerun)
+    assert label.startswith("chunks out of file order"), label
+
+
+@needs_codex
+def test_chunks_out_of_order_that_codex_takes_in_no_order_are_counted_apart(tmp_path):
+    assert BINARY is not None
+    tree = {"f.txt": b"def f():\n\tline 29\n"}
+    rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
+    # two chunks at the end of the file, the second found before the first's anchor: no order of
+    # them, in one section or in several, is one Codex applies
+    text = (
+        "*** Begin Patch\n*** Update File: f.txt\n@@\n+    line 0\n def f():\n@@ \tline 29\n+# note\n*** End of File\n"
+        "@@\n line 29\n+\treturn y\n*** End of File\n*** End Patch\n"
+    )
+    ours = {"f.txt": b"    line 0\ndef f():\n\tline 29\n# note\n\t\treturn y\n"}
+    label = differential.classify(tree, text, False, True, {}, ours, rerun=rerun)
+    assert label.endswith("(not compared)"), label
+
+
+def test_an_indentation_refusal_at_the_end_of_the_file_is_judged_on_the_last_lines():
+    tree = {"b.txt": b"\tline 21\nfoo\nline 21\n"}
+    # '\tline 21 ' is the first line once trailing space is trimmed, but End of File looks at the
+    # last line alone, which it matches only with other indentation
+    text = "*** Begin Patch\n*** Update File: b.txt\n@@\n-\tline 21 \n+line 0\n*** End of File\n*** End Patch"
+    assert differential._matched_only_trimmed(tree, text, "b.txt", None)
+    assert not differential._matched_only_trimmed(tree, text.replace("*** End of File\n", ""), "b.txt", None)
