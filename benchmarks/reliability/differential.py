@@ -544,11 +544,12 @@ def _campaign(name: str, cases: Any, trials: int, binary: str | None) -> Report:
                 return
             codex_ok = proc.returncode == 0
             ws = vfs.Workspace(LocalBackend(right), mount=os.path.realpath(right))
+            ours_err = ""
             try:
                 apply_patch(ws, text)
                 ours_ok = True
-            except vfs.VfsError:
-                ours_ok = False
+            except vfs.VfsError as exc:
+                ours_ok, ours_err = False, f"{exc.code}: {exc!s:.200}"
             except Exception as exc:  # noqa: BLE001 - the promise: every refusal is a coded error
                 report.fail(f"uncaught {type(exc).__name__}: {exc!s:.200} files={tree!r:.300} patch={text!r:.400}")
                 return
@@ -564,7 +565,8 @@ def _campaign(name: str, cases: Any, trials: int, binary: str | None) -> Report:
                 if label.startswith("unexplained"):
                     report.fail(
                         f"unexplained: codex_ok={codex_ok} ours_ok={ours_ok} files={tree!r:.300} patch={text!r:.400} "
-                        f"codex_err={proc.stderr[:200]!r}"
+                        f"codex_err={proc.stderr[:200]!r} ours_err={ours_err!r}"
+                        + (f" ours_after={ours_after!r:.300}" if ours_after != tree else "")
                     )
             shutil.rmtree(left, ignore_errors=True)
             shutil.rmtree(right, ignore_errors=True)
