@@ -146,37 +146,63 @@ def test_classifier_names_the_recoveries_of_ours():
 # with one section of it: they need the binary.
 
 
+#: A recovery of ours where Codex refuses the patch, explained only by what Codex does with the
+#: patch as the model meant it: (tree, patch, ours's result, a wrong result, the class).
+AS_MEANT = {
+    # Codex, given ' x', writes x, y
+    "context line without its space": (
+        {"a.txt": b"x\nz\n"},
+        "*** Begin Patch\n*** Update File: a.txt\n@@\nx\n-z\n+y\n*** End Patch",
+        {"a.txt": b"x\ny\n"},
+        {"a.txt": b"y\n"},
+        "context line",
+    ),
+    # no *** End Patch: read as if it followed
+    "missing End Patch": (
+        {"a.txt": b"x\n", "b.txt": b"y\n"},
+        "*** Begin Patch\n*** Delete File: a.txt\n",
+        {"b.txt": b"y\n"},
+        {"a.txt": b"x\n", "b.txt": b"y\n"},
+        "missing End Patch",
+    ),
+    # Codex, given the second chunk first, writes both
+    "chunks out of file order": (
+        {"a.txt": b"a\nb\nc\nd\n"},
+        "*** Begin Patch\n*** Update File: a.txt\n@@\n c\n-d\n+D\n@@\n a\n-b\n+B\n*** End Patch",
+        {"a.txt": b"a\nB\nc\nD\n"},
+        {"a.txt": b"a\nB\nc\nd\n"},
+        "chunks out of file order",
+    ),
+    # chunk 1's @@ line is among the lines chunk 2 removes, and chunk 2 is first in the file: no
+    # order of one section is Codex's; each chunk a section of its own, in the patch's order, is
+    "chunks out of file order, one section each": (
+        {"b.txt": b"def f():\nprint(1)\ndef f():\nline 29\n\n    return x\n"},
+        "*** Begin Patch\n*** Update File: b.txt\n@@ print(1)\n-\n+y\n@@\n def f():\n-print(1)\n-def f():\n*** End Patch",
+        {"b.txt": b"def f():\nline 29\ny\n    return x\n"},
+        {"b.txt": b"def f():\ny\nline 29\n    return x\n"},
+        "chunks out of file order",
+    ),
+}
+
+
 @needs_codex
-def test_a_context_line_without_its_space_is_explained_only_by_codex_s_result_with_the_space(tmp_path):
+@pytest.mark.parametrize("case", AS_MEANT.values(), ids=AS_MEANT.keys())
+def test_a_recovery_of_ours_is_explained_only_by_codex_s_result_for_the_patch_as_meant(case, tmp_path):
     assert BINARY is not None
-    tree = {"a.txt": b"x\nz\n"}
+    tree, text, ours, wrong, name = case
     rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
-    spaceless = "*** Begin Patch\n*** Update File: a.txt\n@@\nx\n-z\n+y\n*** End Patch"
-    ours = {"a.txt": b"x\ny\n"}
-    label = differential.classify(tree, spaceless, False, True, {}, ours, rerun=rerun)
-    assert label.startswith("context line"), label
-    # Codex, given ' x', writes x, y: a result of ours that is not that is not explained
-    label = differential.classify(tree, spaceless, False, True, {}, {"a.txt": b"y\n"}, rerun=rerun)
+    label = differential.classify(tree, text, False, True, {}, ours, rerun=rerun)
+    assert label.startswith(name), label
+    # a result of ours that is not Codex's for the patch as meant is not explained
+    label = differential.classify(tree, text, False, True, {}, wrong, rerun=rerun)
     assert label.startswith("unexplained"), label
     # without Codex to ask, nothing is explained
-    assert differential.classify(tree, spaceless, False, True, {}, ours).startswith("unexplained")
+    assert differential.classify(tree, text, False, True, {}, ours).startswith("unexplained")
 
 
 def test_the_space_is_put_back_only_on_update_lines():
     text = "*** Begin Patch\n*** Add File: b.txt\n+q\n*** Update File: a.txt\n@@\nx\n+y\n-\tz\n\n*** End Patch"
     assert differential._with_spaces(text) == text.replace("\nx\n", "\n x\n")
-
-
-@needs_codex
-def test_a_missing_end_patch_is_explained_only_by_codex_s_result_with_it(tmp_path):
-    assert BINARY is not None
-    tree = {"a.txt": b"x\n", "b.txt": b"y\n"}
-    rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
-    unended = "*** Begin Patch\n*** Delete File: a.txt\n"  # no *** End Patch: read as if it followed
-    label = differential.classify(tree, unended, False, True, {}, {"b.txt": b"y\n"}, rerun=rerun)
-    assert label.startswith("missing End Patch"), label
-    label = differential.classify(tree, unended, False, True, {}, {"a.txt": b"x\n", "b.txt": b"y\n"}, rerun=rerun)
-    assert label.startswith("unexplained"), label
 
 
 @needs_codex
@@ -247,20 +273,6 @@ def test_an_indentation_refusal_is_judged_as_codex_s_loosest_pass_reads_lines():
     assert differential._matched_only_trimmed(tree, text, "a.txt", None)
 
 
-@needs_codex
-def test_chunks_out_of_order_are_explained_only_by_codex_s_result_with_them_in_order(tmp_path):
-    assert BINARY is not None
-    tree = {"a.txt": b"a\nb\nc\nd\n"}
-    rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
-    text = "*** Begin Patch\n*** Update File: a.txt\n@@\n c\n-d\n+D\n@@\n a\n-b\n+B\n*** End Patch"
-    ours = {"a.txt": b"a\nB\nc\nD\n"}
-    label = differential.classify(tree, text, False, True, {}, ours, rerun=rerun)
-    assert label.startswith("chunks out of file order"), label
-    label = differential.classify(tree, text, False, True, {}, {"a.txt": b"a\nB\nc\nd\n"}, rerun=rerun)
-    assert label.startswith("unexplained"), label
-    assert differential.classify(tree, text, False, True, {}, ours).startswith("unexplained")  # no Codex to ask
-
-
 def test_a_chunk_named_out_of_order_is_tried_at_each_earlier_place():
     text = "*** Begin Patch\n*** Update File: a.txt\n@@ x\n-1\n@@\n-2\n*** End of File\n@@\n-3\n*** End Patch"
     mended = differential._in_file_order(
@@ -280,18 +292,6 @@ def test_a_chunk_named_out_of_order_is_tried_at_each_earlier_place():
     )
     assert mended[0].split("\n", 3)[3].startswith("@@\n-2\n@@\n-1\n")
     assert "-1\n*** Update File: b.txt\n@@\n-2\n" in mended[1]
-
-
-@needs_codex
-def test_chunks_whose_anchor_another_removes_are_explained_by_codex_s_result_one_section_each(tmp_path):
-    assert BINARY is not None
-    tree = {"b.txt": b"def f():\nprint(1)\ndef f():\nline 29\n\n    return x\n"}
-    rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
-    # chunk 1's @@ line is among the lines chunk 2 removes, and chunk 2 is first in the file
-    text = "*** Begin Patch\n*** Update File: b.txt\n@@ print(1)\n-\n+y\n@@\n def f():\n-print(1)\n-def f():\n*** End Patch"
-    ours = {"b.txt": b"def f():\nline 29\ny\n    return x\n"}
-    label = differential.classify(tree, text, False, True, {}, ours, rerun=rerun)
-    assert label.startswith("chunks out of file order"), label
 
 
 @needs_codex
