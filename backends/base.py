@@ -103,6 +103,14 @@ def _blake3() -> Callable[..., Any]:
     return blake3
 
 
+def load_hash() -> None:
+    """Import the content hash now, if it is not yet: a commit asks this before its first change,
+    so that a hash that cannot be had (the ``blake3`` package missing from a broken install) stops
+    it while nothing has changed, not after a file is in place. Raises ``ImportError``."""
+    if _new_hash is None:
+        _blake3()
+
+
 def content_digest(data: WriteData) -> str:
     """The content hash vfs and the backends share (BLAKE3, 128 bits, hex); of pieces, the hash
     of what they hold back to back (hashed where they are, not joined first).

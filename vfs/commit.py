@@ -29,9 +29,9 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
-from backends.base import DeleteItem, WriteData, WriteItem, iter_parents, joined
+from backends.base import DeleteItem, WriteData, WriteItem, iter_parents, joined, load_hash
 from vfs.context import Context
-from vfs.errors import NotADirectory, NotFound, RollbackFailed, StaleVersion, VfsError
+from vfs.errors import IOFailure, NotADirectory, NotFound, RollbackFailed, StaleVersion, VfsError
 from vfs.recovery import recover, rollback
 from vfs.staging import Overlay
 from vfs.txlog import RECORD_INLINE_MAX, DoneRecord, Journal, Kind, Scan, TargetRecord, hash_beside, new_txid
@@ -78,6 +78,13 @@ class Commit:
         self._held: HeldLock | None = None  # the commit lock, while run() holds it
 
     def run(self, targets: list[str], prune: Callable[[], None]) -> CommitResult:
+        try:
+            load_hash()
+        except ImportError as exc:  # a broken install: found before any change, not after one
+            raise IOFailure(
+                f"The content hash cannot be loaded ({type(exc).__name__}: {exc}); nothing was changed. "
+                "vfs needs the blake3 package, one of its dependencies: install it in this environment."
+            ) from exc
         early = self._journal_before_lock(targets)
         try:
             with self.ctx.commit_lock() as held:
