@@ -20,7 +20,6 @@ trial.
 
 from __future__ import annotations
 
-import difflib
 import itertools
 import os
 import re
@@ -300,13 +299,17 @@ def _chunk_blocks(section: list[str]) -> tuple[list[str], list[list[str]]]:
 
 
 def _written_again(tree: dict[str, bytes], text: str, patch: Any, parts: list[Any], rerun: Rerun) -> bool:
-    """Whether, for each section ours found already present, Codex wrote those lines again.
+    """Whether, for each section ours found already present, the present lines are there and
+    Codex wrote them again.
 
-    Codex is run on the patch up to that section and up to the one before; the lines its section
-    wrote, as the shortest diff of the file reads them, must hold every present line that is one
-    of the section's ``+`` lines (a range holds the context around them too). For an added file:
-    Codex wrote the content the file had. The baseline is Codex's own state before the section,
-    so a file an earlier section moved or changed is judged as Codex saw it."""
+    Codex is run on the patch up to that section, up to the one before, and up to that section
+    with its chunks that add only present lines left out (the rest of the section). Every present
+    line that is one of the section's ``+`` lines (a range holds the context around them too) must
+    be in the file once the rest of the section is applied (it is there, whatever else the section
+    does: not a line another chunk removes) and once more after the whole section (Codex wrote it
+    again). For an added file: Codex wrote the content the file had. The baseline is Codex's own
+    state before the section, so a file an earlier section moved or changed is judged as Codex
+    saw it."""
     from editors.apply_patch.parser import AddFile, DeleteFile
 
     head, sections = _hunk_texts(text)
@@ -315,10 +318,14 @@ def _written_again(tree: dict[str, bytes], text: str, patch: Any, parts: list[An
         return False
     indices = [k for k, hunk in enumerate(patch.hunks) if not isinstance(hunk, DeleteFile)]
     present = [(indices[n], ranges) for n, (_, ranges, _) in enumerate(parts) if ranges]
+
+    def run(k: int, body: list[str]) -> dict[str, bytes | None] | None:
+        return rerun("\n".join([*head, *itertools.chain(*sections[:k]), *body, "*** End Patch", ""]))[0]
+
     for k, ranges in present:
-        before = rerun("\n".join([*head, *itertools.chain(*sections[:k]), "*** End Patch", ""]))[0] if k else tree
-        after = rerun("\n".join([*head, *itertools.chain(*sections[: k + 1]), "*** End Patch", ""]))[0]
         hunk = patch.hunks[k]
+        before = run(k, []) if k else dict(tree)
+        after = run(k, sections[k])
         if before is None or after is None:
             return False
         source = before.get(hunk.path)
@@ -330,19 +337,25 @@ def _written_again(tree: dict[str, bytes], text: str, patch: Any, parts: list[An
                 return False
             continue
         lines = model_lines(source)
-        wanted = _added_lines(sections[k], [line for first, last in ranges for line in lines[first - 1 : last]])
-        if not wanted or wanted - _written(lines, model_lines(target)):
-            return False  # a present added line that Codex's change did not write once more
+        found = [line for first, last in ranges for line in lines[first - 1 : last]]
+        wanted = _added_lines(sections[k], found)
+        lead, chunks = _chunk_blocks(sections[k])
+        rest = [chunk for chunk in chunks if not _adds_only(chunk, found)]
+        if rest:
+            done = run(k, [*lead, *itertools.chain(*rest)])
+            source = done.get(getattr(hunk, "move_path", None) or hunk.path) if done is not None else None
+            if source is None or not _utf8(source):
+                return False
+        kept, written = Counter(model_lines(source)), Counter(model_lines(target))
+        if not wanted or any(kept[line] < n or written[line] < kept[line] + n for line, n in wanted.items()):
+            return False  # a present line that the rest takes away, or that Codex did not write again
     return bool(present)
 
 
-def _written(before: list[str], after: list[str]) -> Counter[str]:
-    """The lines a change wrote: those the shortest diff from ``before`` to ``after`` inserts. (A
-    chunk that replaces a line and then adds it back at the same place wrote nothing there.)"""
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    return Counter(
-        line for tag, _, _, j1, j2 in matcher.get_opcodes() if tag in ("insert", "replace") for line in after[j1:j2]
-    )
+def _adds_only(chunk: list[str], found: list[str]) -> bool:
+    """Whether a chunk adds lines, each of them among ``found`` (the present lines ours found)."""
+    added = {line[1:].removesuffix("\r").strip() for line in chunk if line.startswith("+")}
+    return bool(added) and added <= {line.strip() for line in found}
 
 
 def _added_lines(section: list[str], present: list[str]) -> Counter[str]:

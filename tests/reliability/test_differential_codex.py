@@ -226,6 +226,12 @@ def test_an_already_applied_refusal_is_explained_only_where_codex_writes_the_lin
     rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
     text = "*** Begin Patch\n*** Update File: a.txt\n@@\n print(1)\n-}\n+bar\n@@\n+}\n*** End Patch"
     assert differential.classify(tree, text, True, False, {}, tree, rerun=rerun).startswith("already applied")
+    # the present line kept as another chunk's context while that chunk removes its twin: Codex's
+    # result is the file as it was, and the line is still there once the other chunk is applied
+    tree = {"a.txt": b"    return x\n    return x\n"}
+    rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
+    text = "*** Begin Patch\n*** Update File: a.txt\n@@\n-    return x\n     return x\n*** End of File\n@@\n+    return x\n*** End of File\n*** End Patch"
+    assert differential.classify(tree, text, True, False, tree, tree, rerun=rerun).startswith("already applied")
     tree = {"a.txt": b"}\n"}
     rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
     # the same check where the lines are there and Codex writes them again
