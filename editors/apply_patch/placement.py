@@ -153,14 +153,22 @@ class Placer:
 
     def _settle_the_end(self) -> None:
         """An addition whose lines already end the file is present there, unless another chunk
-        changes those lines (then it is written, as Codex writes it)."""
+        changes those lines (then it is written, as Codex writes it). Codex appends such additions
+        one after the other, so the last one's lines end the file and each earlier one's end
+        where the next one's begin: two additions of one line are not both present in one line."""
         changed = [(start, start + old_len) for start, old_len, _ in self.replacements if old_len]
         dropped = set()
-        for index, number, start, end in self._at_the_end:
+        limit = len(self.lines)  # where the lines of the next addition (going back) must end
+        for index, number, start, end in sorted(self._at_the_end, key=lambda entry: -entry[1]):
+            start, end = limit - (end - start), limit
+            new = self._origins[index][1].new_lines
+            if not self._holds(start, new, 0):
+                break
             if not any(first < end and start < last for first, last in changed):
                 self.present.append((start, end))
                 self.absent.remove(number)
                 dropped.add(index)
+                limit = start
         if dropped:
             kept = [k for k in range(len(self.replacements)) if k not in dropped]
             self.replacements = [self.replacements[k] for k in kept]

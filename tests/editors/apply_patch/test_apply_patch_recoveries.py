@@ -292,6 +292,18 @@ def test_an_addition_at_the_end_is_not_present_in_lines_another_chunk_removes() 
         plan({"a.txt": b"x\n}\n"}, "*** Update File: a.txt\n@@\n-x\n+y\n@@\n+}")
 
 
+def test_two_additions_at_the_end_are_not_both_present_in_one_line() -> None:
+    # Codex appends them one after the other: a retry has the line twice. Ours took the one line
+    # for both and refused the patch as wholly present. Found by the derived differential campaign.
+    body = "*** Update File: a.txt\n@@\n+line 0\n@@\n+line 0\n*** End of File"
+    with pytest.raises(PatchAlreadyApplied) as caught:
+        plan({"a.txt": b"line 0\n"}, body)
+    assert caught.value.parts == [("a.txt", [(1, 1)], False)]  # the last one present, the first not
+    with pytest.raises(PatchAlreadyApplied) as caught:
+        plan({"a.txt": b"line 0\nline 0\n"}, body)
+    assert caught.value.parts == [("a.txt", [(1, 1), (2, 2)], True)]  # a retry: both
+
+
 def test_a_chunk_taken_for_a_repeat_is_written_when_a_later_chunk_is_not_where_a_repeat_has_it() -> None:
     # Chunk 1's line is there after its context, as after a retry; chunk 2's @@ line is then that
     # very line, which a retry would have after it. Ours refused with PATCH_CONTEXT_NOT_FOUND
