@@ -577,7 +577,7 @@ def _campaign(name: str, cases: Any, trials: int, binary: str | None) -> Report:
                 report.count(f"differs: {label}")
                 if label.startswith("unexplained"):
                     report.fail(
-                        f"unexplained: codex_ok={codex_ok} ours_ok={ours_ok} files={tree!r:.300} patch={text!r:.400} "
+                        f"unexplained: codex_ok={codex_ok} ours_ok={ours_ok} files={tree!r:.2000} patch={text!r:.2000} "
                         f"codex_err={proc.stderr[:200]!r} ours_err={ours_err!r}"
                         + (f" ours_after={ours_after!r:.300}" if ours_after != tree else "")
                     )

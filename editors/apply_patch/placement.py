@@ -155,7 +155,8 @@ class Placer:
         """An addition whose lines already end the file is present there, unless another chunk
         changes those lines (then it is written, as Codex writes it). Codex appends such additions
         one after the other, so the last one's lines end the file and each earlier one's end
-        where the next one's begin: two additions of one line are not both present in one line."""
+        where the next one's begin; and lines another chunk was found present in are not present
+        again for this one: two additions of one line are not both present in one line."""
         changed = [(start, start + old_len) for start, old_len, _ in self.replacements if old_len]
         dropped = set()
         limit = len(self.lines)  # where the lines of the next addition (going back) must end
@@ -164,7 +165,8 @@ class Placer:
             new = self._origins[index][1].new_lines
             if not self._holds(start, new, 0):
                 break
-            if not any(first < end and start < last for first, last in changed):
+            claimed = [*changed, *self.present]  # (lines another chunk changes, or found present)
+            if not any(first < end and start < last for first, last in claimed):
                 self.present.append((start, end))
                 self.absent.remove(number)
                 dropped.add(index)

@@ -302,6 +302,11 @@ def test_two_additions_at_the_end_are_not_both_present_in_one_line() -> None:
     with pytest.raises(PatchAlreadyApplied) as caught:
         plan({"a.txt": b"line 0\nline 0\n"}, body)
     assert caught.value.parts == [("a.txt", [(1, 1), (2, 2)], True)]  # a retry: both
+    # an anchored addition found present in the last line, and an addition at the end of the same line
+    body = "*** Update File: a.txt\n@@ x\n+line 0\n@@\n+line 0\n*** End of File"
+    with pytest.raises(PatchAlreadyApplied) as caught:
+        plan({"a.txt": b"x\nline 0\n"}, body)
+    assert caught.value.parts == [("a.txt", [(2, 2)], False)]
 
 
 def test_a_chunk_taken_for_a_repeat_is_written_when_a_later_chunk_is_not_where_a_repeat_has_it() -> None:
