@@ -27,7 +27,7 @@ import shutil
 import subprocess
 import tempfile
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -346,10 +346,20 @@ def _written_again(tree: dict[str, bytes], text: str, patch: Any, parts: list[An
             source = done.get(getattr(hunk, "move_path", None) or hunk.path) if done is not None else None
             if source is None or not _utf8(source):
                 return False
-        kept, written = Counter(model_lines(source)), Counter(model_lines(target))
-        if not wanted or any(kept[line] < n or written[line] < kept[line] + n for line, n in wanted.items()):
+        # (counted trimmed: a chunk matched with other indentation has its lines found so, and
+        # Codex writes them as sent, ours in the file's indentation)
+        kept, written = _trimmed(model_lines(source)), _trimmed(model_lines(target))
+        if not wanted or any(kept[line] < n or written[line] < kept[line] + n for line, n in _trimmed(wanted).items()):
             return False  # a present line that the rest takes away, or that Codex did not write again
     return bool(present)
+
+
+def _trimmed(lines: Iterable[str] | Counter[str]) -> Counter[str]:
+    """How many times each line occurs, surrounding space trimmed."""
+    counts: Counter[str] = Counter()
+    for line, n in lines.items() if isinstance(lines, Counter) else ((line, 1) for line in lines):
+        counts[line.strip()] += n
+    return counts
 
 
 def _adds_only(chunk: list[str], found: list[str]) -> bool:

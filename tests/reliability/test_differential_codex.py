@@ -323,3 +323,14 @@ def test_an_indentation_refusal_at_the_end_of_the_file_is_judged_on_the_last_lin
     text = "*** Begin Patch\n*** Update File: b.txt\n@@\n-\tline 21 \n+line 0\n*** End of File\n*** End Patch"
     assert differential._matched_only_trimmed(tree, text, "b.txt", None)
     assert not differential._matched_only_trimmed(tree, text.replace("*** End of File\n", ""), "b.txt", None)
+
+
+@needs_codex
+def test_a_line_found_present_with_other_indentation_counts_as_written_again_as_sent(tmp_path):
+    assert BINARY is not None
+    # ' bar  ' matches '  bar  ' only with other indentation; ours finds '+line 0' there as
+    # '\tline 0' (the file's indentation), Codex writes 'line 0' as sent
+    tree = {"a.txt": b"\tline 0\n  bar  \n\tline 0\n"}
+    rerun = differential.codex_rerun(BINARY, tree, str(tmp_path / "r"))
+    text = "*** Begin Patch\n*** Update File: a.txt\n@@\n bar  \n+line 0\n*** End Patch"
+    assert differential.classify(tree, text, True, False, tree, tree, rerun=rerun).startswith("already applied")
