@@ -312,10 +312,14 @@ def compute_replacements(
     from editors.apply_patch.placement import Placer  # (the layer above the search primitives)
 
     index = index if index is not None else LineIndex(lines)
-    placer = Placer(lines, path, index)
-    try:
+
+    def place_all(placer: Placer) -> None:
         for number, chunk in enumerate(chunks, 1):
             placer.place(number, chunk, len(chunks))
+
+    placer = Placer(lines, path, index)
+    try:
+        place_all(placer)
     except ApplyPatchError:
         if not placer.present:
             raise
@@ -323,8 +327,7 @@ def compute_replacements(
         # where a retry would have it: not a repeat of this patch. Placed again as Codex places
         # them, the present lines written again as it writes them.
         placer = Placer(lines, path, index, repeats=False)
-        for number, chunk in enumerate(chunks, 1):
-            placer.place(number, chunk, len(chunks))
+        place_all(placer)
     placer.finish()
     if notes is not None:
         notes.extend(placer.notes)
