@@ -279,6 +279,9 @@ class Capabilities:
     keeps_owner: bool = False
     #: A replaced file keeps its extended attributes.
     keeps_xattrs: bool = False
+    #: A write with ``keep_replaced`` may move the file it replaces to that key (a rename: no
+    #: byte copied) instead of freeing it; see :class:`WriteItem`.
+    keeps_replaced: bool = False
     #: What a write does to a file with several names: "n/a" (no hard links in this store),
     #: "refused" (``HardLinked``, nothing changed), "in-place" (every name sees the new bytes).
     hard_links: str = "n/a"
@@ -382,6 +385,12 @@ class WriteItem:
     the flush to stable storage (vfs uses it only for records whose loss in a power cut costs
     nothing but an undo step); still atomic. ``versioned=False`` says the caller will not use the
     returned version (vfs's own records), so the backend may return ``version=None``.
+    ``keep_replaced``: a key (its folder exists) where a backend with
+    ``Capabilities.keeps_replaced`` may move the file this write replaces, once the write has
+    landed and its condition held, instead of freeing it: vfs keeps a large pre-image so, without
+    writing its bytes again. Best effort and unflushed: the write's outcome never depends on it,
+    and the caller finds out whether it happened by looking (a backend without the capability
+    ignores it).
     """
 
     key: str
@@ -392,6 +401,7 @@ class WriteItem:
     digest: str | Callable[[], str] | None = None
     durable: bool = True
     versioned: bool = True
+    keep_replaced: str | None = None
 
 
 def given_digest(item: WriteItem) -> str | None:

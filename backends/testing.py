@@ -324,6 +324,25 @@ class BackendContract:
         assert backend.read("a.txt")[0] == b"two"
         assert backend.matches("a.txt", second.version)
 
+    def test_keep_replaced_keeps_the_old_bytes_or_nothing(self, backend: Backend) -> None:
+        """Best effort, on any backend: the write lands as without the option, and the key asked
+        for then holds exactly the replaced bytes or nothing (nothing at all without the
+        capability, and after a write refused by its condition)."""
+        backend.mkdir("kept")
+        first = backend.write(WriteItem("a.txt", b"one" * 1000))
+        stale = WriteItem("a.txt", b"never", if_version="not-a-version", keep_replaced="kept/refused")
+        with pytest.raises(PreconditionFailed):
+            backend.write(stale)
+        second = backend.write(WriteItem("a.txt", b"two", if_version=first.version, keep_replaced="kept/one"))
+        assert backend.read("a.txt")[0] == b"two"
+        assert backend.matches("a.txt", second.version)
+        assert backend.stat("kept/refused") is None
+        kept = backend.stat("kept/one")
+        if kept is not None:
+            assert backend.capabilities.keeps_replaced
+            assert backend.read("kept/one")[0] == b"one" * 1000
+        assert _keys(backend.list("")) == {"a.txt", "kept"}
+
     def test_stale_if_version_fails_with_estale(self, backend: Backend) -> None:
         first = backend.write(WriteItem("a.txt", b"one"))
         backend.write(WriteItem("a.txt", b"theirs"))

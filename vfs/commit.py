@@ -29,12 +29,12 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
-from backends.base import DeleteItem, WriteData, WriteItem, iter_parents, joined, load_hash
+from backends.base import DeleteItem, WriteData, WriteItem, iter_parents, joined, load_hash, parent_of
 from vfs.context import Context
 from vfs.errors import IOFailure, NotADirectory, NotFound, RollbackFailed, StaleVersion, VfsError
-from vfs.recovery import recover, rollback
+from vfs.recovery import recover, rollback, sweep_left_in
 from vfs.staging import Overlay
-from vfs.txlog import RECORD_INLINE_MAX, DoneRecord, Journal, Kind, Scan, TargetRecord, hash_beside, new_txid
+from vfs.txlog import RECORD_INLINE_MAX, DoneRecord, Journal, Kind, TargetRecord, hash_beside, new_txid
 from vfs.types import Change, CommitResult
 
 TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
@@ -75,6 +75,7 @@ class Commit:
         #: folders found in place under the lock (by the preflight): none of them is created
         self._directories: set[str] = set()
         self._journal_item: WriteItem | None = None  # the journal's, once made (sent ahead)
+        self._keep_replaced: str | None = None  # where a single target's replaced file may be kept
         self._held: HeldLock | None = None  # the commit lock, while run() holds it
 
     def run(self, targets: list[str], prune: Callable[[], None]) -> CommitResult:
@@ -94,6 +95,8 @@ class Commit:
                     self._drop_early(early)
                     early = None
                 self._require_resolved(listed=not held.fresh)
+                if held.left_in is not None:
+                    sweep_left_in(self.ctx, held.left_in)
                 journal = self._preflight(targets, early)
                 result = (self._commit_single if self._single(journal) else self._commit_journaled)(journal)
                 prune()
@@ -122,7 +125,7 @@ class Commit:
         """Anyone's interrupted commit is finished first (we hold the lock); one that cannot be
         stops every commit until ``vfs recover``. ``listed=False``: the lock was free, so no
         holder left a journal unresolved and the listing is skipped."""
-        if self.ctx.unresolved or (listed and _pending(self.ctx.log.scan())):
+        if self.ctx.unresolved or (listed and self.ctx.log.scan().unfinished()):
             recover(self.ctx)
         self.ctx.require_resolved()
 
@@ -363,6 +366,7 @@ class Commit:
             target.before_version if target.before == "file" else None,
             target.before == "absent",
             target.after_sha or (lambda: post()[index]),
+            keep_replaced=self._keep_replaced,
         )
 
     def _apply_directory(self, target: TargetRecord) -> None:
@@ -461,6 +465,9 @@ class Commit:
         crash_point("journaled")
         written: dict[str, str | None] = {}
         untouched = {target.key}
+        self._keep_replaced = self._keep_key(journal)
+        assert self._held is not None
+        self._held.mark_busy(parent_of(target.key))  # killed mid-write, its temp file is swept by the next holder
         self._apply_files(journal, written, untouched)
         crash_point("applied-0")
         self._settle(journal)
@@ -470,13 +477,39 @@ class Commit:
         warnings = self._record_single(journal, done)
         return self._result(journal, done, warnings)
 
+    def _keep_key(self, journal: Journal) -> str | None:
+        """Where the backend may keep the file a single write replaces, as its history record's
+        pre-image (a large one, on a backend that can: its bytes are then not written again);
+        ``None``: the record holds the pre-image itself."""
+        image = journal.pre_images.get(0)
+        if not self.ctx.capabilities.keeps_replaced or journal.targets[0].after != "file":
+            return None
+        if image is None or len(image) <= RECORD_INLINE_MAX:
+            return None
+        return self.ctx.log.pre_key(journal.txid)  # (killed after the move: swept as a lone .pre)
+
+    def _kept(self, journal: Journal) -> bool:
+        """Whether the write kept the replaced file where :meth:`_keep_key` asked (a file of the
+        pre-image's size: its bytes are checked against the record's digest whenever read)."""
+        if self._keep_replaced is None:
+            return False
+        try:
+            info = self.storage.stat(self._keep_replaced)
+        except VfsError:
+            return False
+        return info is not None and info.kind == "file" and info.size == len(journal.pre_images[0])
+
     def _record_single(self, journal: Journal, done: DoneRecord) -> list[str]:
         """Write the history record of a landed single-target commit; what went wrong, if anything.
-        Unflushed, as one ``.record`` (one file to create now and to free when pruned), or for a
-        large pre-image as journal + decision at once (one round trip on S3): the journal says
+        Unflushed, as one ``.record`` (one file to create now and to free when pruned; a large
+        pre-image that the backend kept stays in its ``.pre`` file), or for another large
+        pre-image as journal + decision at once (one round trip on S3): the journal says
         ``committed``, so neither order of landing can be read as an interrupted commit."""
         log = self.ctx.log
-        if sum(len(image) for image in journal.pre_images.values()) <= RECORD_INLINE_MAX:
+        if self._kept(journal):
+            journal.kept_pre = 0
+            items = [log.record_item(journal, done)]
+        elif sum(len(image) for image in journal.pre_images.values()) <= RECORD_INLINE_MAX:
             items = [log.record_item(journal, done)]
         else:
             items = [log.journal_item(journal, durable=False), log.done_item(done, durable=False)]
@@ -498,6 +531,11 @@ class Commit:
         if failure is None:
             log.remember(done)
             return []
+        if self._keep_replaced is not None:  # (a kept file without its record is a leftover)
+            try:
+                log.delete_quiet(self._keep_replaced)
+            except VfsError:
+                pass  # swept by the next recovery
         gap = log.mark_gap(journal.txid)
         return [
             f"The change was committed, but its history record could not be written ({failure.message}): "
@@ -546,10 +584,6 @@ def _gone_is_stale(target: TargetRecord, result: R, display: Callable[[str], str
         path = display(target.key)
         return StaleVersion(f'cannot write "{path}": file no longer exists', path=path)
     return result
-
-
-def _pending(scan: Scan) -> bool:
-    return any(t not in scan.decided for t in scan.journals)
 
 
 def _raise_first(results: Sequence[object]) -> None:

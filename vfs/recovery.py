@@ -181,6 +181,13 @@ def _sweep_temp_files(ctx: Context, directories: set[str]) -> None:
                     continue
 
 
+def sweep_left_in(ctx: Context, folder: str) -> None:
+    """Delete the temp files a holder killed while writing in ``folder`` without a journal left
+    there (the folder its lock named: input, checked as a key first). Call with the lock held."""
+    if folder == "" or ctx.log.key_ok(folder):
+        _sweep_temp_files(ctx, {folder})
+
+
 def _resolve_one(ctx: Context, txid: str, decided: bool, report: RecoveryReport) -> None:
     from vfs.commit import done_record  # the one builder of decision records
 
@@ -251,6 +258,8 @@ def recover(ctx: Context, *, discard: Collection[str] = ()) -> RecoveryReport:
             log.mark_gap(txid)
         log.delete_quiet(log.done_key(txid))
         report.finished.append(txid)
+    for txid in scan.lone_kept():  # (its commit landed; only its history record is missing)
+        log.delete_quiet(log.pre_key(txid))
     return report
 
 
@@ -265,7 +274,7 @@ def _discard(ctx: Context, txid: str) -> None:
     aside = f"{ctx.meta_key}/discarded"
     if ctx.storage.stat(aside) is None:
         ctx.storage.mkdir(aside)
-    for key in (log.journal_key(txid), log.done_key(txid), log.record_key(txid)):
+    for key in (log.journal_key(txid), log.done_key(txid), log.record_key(txid), log.pre_key(txid)):
         try:
             data, _ = ctx.storage.read(key)
         except NotFound:
@@ -281,8 +290,7 @@ def pending(ctx: Context) -> list[str]:
 
 
 def needs_recovery(ctx: Context) -> bool:
-    """An undecided journal, or a temp file a crashed record write left in the log's folder."""
+    """An undecided journal, a lone kept pre-image, or a temp file a crashed record write left in
+    the log's folder."""
     scan = ctx.log.scan()
-    return any(t not in scan.decided for t in scan.journals) or any(
-        ctx.storage.is_temp_name(n) for n in scan.leftovers
-    )
+    return scan.unfinished() or any(ctx.storage.is_temp_name(n) for n in scan.leftovers)

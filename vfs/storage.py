@@ -137,24 +137,28 @@ class HeldLock:
     """What the holder of the commit lock learns from it and tells it (see
     ``Capabilities.lock_knows_resolved``): ``fresh`` (no holder left an unresolved journal),
     ``at_once`` (the lock was free at the first asking: no one committed between the asking and
-    the holding), :meth:`mark_busy` (this holder is about to write a journal) and
-    :meth:`mark_dirty` (it leaves one unresolved)."""
+    the holding), ``left_in`` (the folder a killed holder was writing a file in without a
+    journal, as its lock said: unchecked input), :meth:`mark_busy` (this holder is about to
+    write a journal, or a file in a folder) and :meth:`mark_dirty` (it leaves one unresolved)."""
 
     def __init__(self, manager: Any, knows_resolved: bool) -> None:
         self._manager = manager if knows_resolved else None
         self.fresh = bool(getattr(self._manager, "fresh", False))
         self.at_once = bool(getattr(self._manager, "at_once", False))
+        left_in = getattr(self._manager, "left_in", None)
+        self.left_in: str | None = left_in if isinstance(left_in, str) else None
 
     def mark_dirty(self) -> None:
         if self._manager is not None:
             self._manager.mark_dirty()
 
-    def mark_busy(self) -> None:
-        """This holder is about to write a journal: killed from now on, it leaves the lock not
-        ``fresh`` (a lock whose state says so all along needs no call: none but the local one)."""
+    def mark_busy(self, where: str | None = None) -> None:
+        """This holder is about to write a journal, or (``where``) a file in that folder without
+        one: killed from now on, it leaves the lock not ``fresh``, naming the folder (a lock whose
+        state says so all along needs no call: none but the local one)."""
         busy = getattr(self._manager, "mark_busy", None)
         if busy is not None:
-            busy()
+            busy(where) if where is not None else busy()
 
 
 def check_root(backend: Backend, given: str) -> None:

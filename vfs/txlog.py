@@ -12,8 +12,13 @@ Layout under the workspace's metadata folder::
     tx/<txid>.record    the whole history record of a single-target commit in one file: its
                         decision (``committed``), then its journal (the header says
                         ``committed``); written after the change landed, for a pre-image of at
-                        most ``RECORD_INLINE_MAX`` bytes (a larger one: journal + decision, so
-                        that reading the log never reads large pre-images)
+                        most ``RECORD_INLINE_MAX`` bytes, or one kept as ``.pre`` (another
+                        large one: journal + decision, so that reading the log never reads
+                        large pre-images)
+    tx/<txid>.pre       the pre-image of a ``.record``'s target, larger than
+                        ``RECORD_INLINE_MAX``, where the backend kept the replaced file itself
+                        (moved here by the write: no byte copied); the record holds its length
+                        and digest. Without its record it is a leftover, removed by recovery
     tx/<txid>.gap       a commit landed but its history record could not be written: undo
                         must not reach past it
     checkpoints/<name>  a named point of history: the newest visible commit when it was made
@@ -40,7 +45,16 @@ from collections.abc import Callable, Iterable, Mapping
 from backends.base import DeleteItem, WriteData, WriteItem, content_digest, data_size, is_lower_hex
 from backends.values import field, value
 from vfs import recordjson
-from vfs.errors import CorruptMetadata, Exists, NotFound, StaleVersion, VfsError
+from vfs.errors import (
+    CorruptMetadata,
+    Exists,
+    IsADirectory,
+    NotFound,
+    NotRegularFile,
+    StaleVersion,
+    TooLarge,
+    VfsError,
+)
 from vfs.storage import Storage
 
 TYPE_CHECKING = False  # typing's constant, without importing typing at run time (see backends/values.py)
@@ -84,7 +98,7 @@ def _is_name(text: str, allowed: frozenset[str]) -> bool:
 
 
 _STATES = ("file", "absent", "directory")
-_SUFFIXES = frozenset(("journal", "done", "gap", "record"))
+_SUFFIXES = frozenset(("journal", "done", "gap", "record", "pre"))
 #: A header larger than this is not one of ours (a commit of 100,000 files stays far below).
 _MAX_HEADER = 1 << 28
 
@@ -203,6 +217,9 @@ class Journal:
     pre_digests: dict[int, str] = field(default_factory=dict)
     #: target index -> post-image; kept where the lock can expire, so recovery can roll forward
     post_images: dict[int, bytes] = field(default_factory=dict)
+    #: the target whose pre-image is the file ``tx/<txid>.pre`` (a history record's), not in the
+    #: body: it is still in ``pre_images`` (read from that file, checked against its digest)
+    kept_pre: int | None = None
     #: written after the change landed (single-target commits): a history record, never rolled back
     committed: bool = False
     #: the session (conversation) that made the transaction, if it said
@@ -226,6 +243,9 @@ class Journal:
             for index in sorted(images):
                 blob = images[index]
                 sha = (self.pre_digests.get(index) or digest(blob)) if kind == "pre" else self.targets[index].after_sha
+                if kind == "pre" and index == self.kept_pre:
+                    spans["kept"] = {str(index): [len(blob), sha]}
+                    continue
                 spans[kind][str(index)] = [offset, len(blob), sha]
                 blobs.append(blob)
                 offset += len(blob)
@@ -303,6 +323,18 @@ class Scan:
     sizes: dict[str, int] = field(default_factory=dict)
     #: txids whose history is one ``.record`` (also in ``journals`` and ``decided``)
     records: set[str] = field(default_factory=set)
+    #: txids with a kept pre-image (``.pre``), with or without their record
+    kept: set[str] = field(default_factory=set)
+
+    def lone_kept(self) -> list[str]:
+        """Kept pre-images whose record is not there: leftovers of a commit interrupted between
+        the move and its record (or of a record that could not be written)."""
+        return sorted(self.kept - self.records)
+
+    def unfinished(self) -> bool:
+        """Whether a recovery has work here: a journal without its decision, or a lone kept
+        pre-image (to remove)."""
+        return any(t not in self.decided for t in self.journals) or bool(self.kept - self.records)
 
 
 class _Reader:
@@ -371,6 +403,8 @@ class TxLog:
         self.display = display
         #: txids seen (listed or written) as a ``.record``: which file to read first
         self._records: set[str] = set()
+        #: txids seen (listed or written) with a ``.pre``: removed with their record
+        self._kept: set[str] = set()
         #: decisions this log wrote and saw land, until pruning takes them (see :meth:`take_written`)
         self._written: dict[str, DoneRecord] = {}
 
@@ -387,6 +421,10 @@ class TxLog:
 
     def record_key(self, txid: str) -> str:
         return f"{self.tx_key}/{txid}.record"
+
+    def pre_key(self, txid: str) -> str:
+        """Where a single-target commit asks the backend to keep the file it replaces."""
+        return f"{self.tx_key}/{txid}.pre"
 
     def scan(self, *, sizes: bool = False) -> Scan:
         """What ``tx/`` holds; the bytes of each txid's records only with ``sizes`` (a plain
@@ -414,11 +452,14 @@ class TxLog:
             elif suffix == "record":
                 scan.records.add(txid)
                 scan.decided.add(txid)
+            elif suffix == "pre":
+                scan.kept.add(txid)
             else:
                 scan.gaps.append(txid)
         scan.journals = sorted(set(scan.journals) | scan.records)
         scan.gaps.sort()
         self._records = scan.records
+        self._kept = set(scan.kept)
         return scan
 
     # -- writing ------------------------------------------------------------------------------
@@ -433,6 +474,8 @@ class TxLog:
         decision = done.encode()
         head = RECORD_MAGIC + f"{len(decision)}\n".encode() + decision
         self._records.add(journal.txid)
+        if journal.kept_pre is not None:
+            self._kept.add(journal.txid)
         return WriteItem(self.record_key(journal.txid), [head, *journal.encode_parts()], durable=False, versioned=False)
 
     def done_item(self, record: DoneRecord, *, durable: bool = True) -> WriteItem:
@@ -474,8 +517,10 @@ class TxLog:
         first = [self.record_key(t) if t in self._records else self.journal_key(t) for t in txids]
         journals = self.storage.delete_many([DeleteItem(k, durable=False) for k in first])
         gone = [t for t, error in zip(txids, journals, strict=True) if error is None or isinstance(error, NotFound)]
-        marks = [t for t in gone if t not in self._records]
-        self.storage.delete_many([DeleteItem(self.done_key(t), durable=False) for t in marks])
+        marks = [self.done_key(t) for t in gone if t not in self._records]
+        marks += [self.pre_key(t) for t in gone if t in self._kept]
+        self.storage.delete_many([DeleteItem(k, durable=False) for k in marks])
+        self._kept.difference_update(gone)
         failed = [e for e in journals if e is not None and not isinstance(e, NotFound)]
         if failed:
             raise failed[0]
@@ -651,8 +696,35 @@ class TxLog:
         spans = reader.get(raw, "blobs", dict)
         journal.pre_images = _images(reader, reader.get(spans, "pre", dict), body, len(targets))
         journal.post_images = _images(reader, reader.get(spans, "post", dict), body, len(targets))
-        _check_images(reader, journal, len(body))
+        in_body = sum(len(blob) for blob in (*journal.pre_images.values(), *journal.post_images.values()))
+        kept = reader.get(spans, "kept", dict, optional=True)
+        if kept is not None:
+            self._read_kept(reader, journal, kept)
+        _check_images(reader, journal, in_body, len(body))
         return journal
+
+    def _read_kept(self, reader: _Reader, journal: Journal, kept: dict[str, Any]) -> None:
+        """The pre-image a history record keeps in its ``.pre`` file, read and checked against
+        the length and digest the record gives (that file is input like any record)."""
+        if not journal.committed or len(kept) != 1:
+            raise reader.fail("a kept pre-image outside a history record")
+        (index_text, span), count = next(iter(kept.items())), len(journal.targets)
+        if not (index_text.isdigit() and int(index_text) < count) or int(index_text) in journal.pre_images:
+            raise reader.fail("a kept pre-image names no target")
+        if not (isinstance(span, list) and len(span) == 2 and isinstance(span[0], int) and span[0] >= 0):
+            raise reader.fail("bad kept pre-image span")
+        length, sha = span
+        key = self.pre_key(journal.txid)
+        try:
+            blob, _ = self.storage.read(key, limit=length)
+        except (NotFound, NotRegularFile, IsADirectory):
+            raise reader.fail(f"its pre-image file {self.display(key)} is missing") from None
+        except TooLarge:
+            raise reader.fail(f"its pre-image file {self.display(key)} is larger than recorded") from None
+        if len(blob) != length or not isinstance(sha, str) or reader.digest(blob) != sha:
+            raise reader.fail(f"its pre-image file {self.display(key)} does not hold the pre-image (digest mismatch)")
+        journal.kept_pre = int(index_text)
+        journal.pre_images[journal.kept_pre] = blob
 
     def _key(self, reader: _Reader, raw: Any) -> str:
         if not isinstance(raw, str) or not self.key_ok(raw):
@@ -737,7 +809,7 @@ def _images(reader: _Reader, spans: dict[str, Any], body: memoryview, count: int
     return images
 
 
-def _check_images(reader: _Reader, journal: Journal, body_length: int) -> None:
+def _check_images(reader: _Reader, journal: Journal, in_body: int, body_length: int) -> None:
     """Every image a target needs is there, post-images are what the commit meant to write, and
     the body holds nothing else."""
     for index, target in enumerate(journal.targets):
@@ -748,6 +820,5 @@ def _check_images(reader: _Reader, journal: Journal, body_length: int) -> None:
         post = journal.post_images.get(index)
         if post is not None and journal.digest(post) != target.after_sha:
             raise reader.fail(f"the post-image of target {index} is not what the commit wrote")
-    images = (*journal.pre_images.values(), *journal.post_images.values())
-    if sum(len(blob) for blob in images) != body_length:
+    if in_body != body_length:
         raise reader.fail("trailing bytes")

@@ -74,6 +74,7 @@ class LocalBackend:
         keeps_owner=True,
         keeps_xattrs=True,
         hard_links="refused",
+        keeps_replaced=True,  # where the set-aside swap replaces it (see _keep_place)
         lock_knows_resolved=True,  # the lock file's marker: see backends.local.lock.LocalLock
         notes=(
             "Conditional writes swap the new file in with renameat2(RENAME_EXCHANGE) and check the "
@@ -254,15 +255,18 @@ class LocalBackend:
         """Rename (or swap) a staged temp file into place; every handle closed, the temp file
         removed if it did not land."""
         directory, item, old = staged.directory, staged.item, staged.old
+        keep = self._keep_place(item) if old is not None else None
         try:
             try:
-                self._publish(directory, staged.tmp, staged.name, item, old, staged.fd, staged.written)
+                self._publish(directory, staged.tmp, staged.name, item, old, staged.fd, staged.written, keep)
                 st = os.fstat(staged.fd)  # our inode, whatever is at the name by now
             except BaseException:
                 publish.discard(directory, staged.tmp)
                 raise
             finally:
                 os.close(staged.fd)
+                if keep is not None:
+                    keep[0].close()
         except BaseException:
             if old is not None:
                 os.close(old[0])
@@ -270,6 +274,17 @@ class LocalBackend:
         if old is not None:
             publish.let_go(old[0])  # the replaced file: freed at this close
         return self._written_info(item, st)
+
+    def _keep_place(self, item: WriteItem) -> tuple[Directory, str] | None:
+        """Where the file ``item`` replaces is to be moved (``item.keep_replaced``'s folder,
+        reached as every folder is, and its name), or ``None``: not asked, or that folder cannot
+        be reached (then the replaced file is freed as usual)."""
+        if item.keep_replaced is None:
+            return None
+        try:
+            return self._check_parent(item.keep_replaced), item.keep_replaced.rpartition("/")[2]
+        except OSError:
+            return None
 
     def _discard_staged(self, staged: _Staged) -> None:
         os.close(staged.fd)
@@ -305,13 +320,16 @@ class LocalBackend:
         old: tuple[int, os.stat_result] | None,
         staged: int,
         written: os.stat_result | None = None,
+        keep: tuple[Directory, str] | None = None,
     ) -> None:
+        """Put the staged file in place; the file it replaces is moved to ``keep`` only by the
+        set-aside swap (the one path that holds it, checked, under a name of its own)."""
         self._root.recheck(directory, item.key)
         if item.if_absent:
             publish.create(directory, tmp, name, item.key)
         elif item.if_version is not None and old is not None and self._can_set_aside(directory):
             same = self._same_as(item.if_version, old[0])
-            setaside.replace_checked(directory, tmp, name, item.key, old, same, staged, written)
+            setaside.replace_checked(directory, tmp, name, item.key, old, same, staged, written, keep)
         elif item.if_version is not None:
             self._recheck(item)  # the microsecond window the set-aside protocol closes
             directory.replace(tmp, name)

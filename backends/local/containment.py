@@ -89,6 +89,14 @@ class Directory:
         else:
             os.replace(src, dst, src_dir_fd=self.fd, dst_dir_fd=self.fd)
 
+    def move_to(self, src: str, into: Directory, dst: str) -> None:
+        """Rename ``src`` here to ``dst`` in the directory ``into`` (replacing what is there; on
+        another filesystem: ``OSError`` EXDEV)."""
+        if self.fd is None or into.fd is None:
+            os.replace(self.join(src), into.join(dst))
+        else:
+            os.replace(src, dst, src_dir_fd=self.fd, dst_dir_fd=into.fd)
+
     def link(self, src: str, dst: str) -> None:
         if self.fd is None:
             os.link(self.join(src), self.join(dst))

@@ -59,9 +59,12 @@ def flock_excludes(directory: str) -> bool:
 
 #: What the lock file holds between holders: ``CLEAN`` when the last holder left nothing
 #: unfinished, ``BUSY`` from the moment a holder may leave something (see LocalLock.mark_busy)
-#: until it lets go cleanly.
+#: until it lets go cleanly. After ``BUSY`` may come ``<length>\n<folder key>``: the folder
+#: in which the holder was writing a file without a journal (see LocalLock.left_in).
 CLEAN = b"vfs-lock clean\n"
 BUSY = b"vfs-lock busy \n"
+#: The longest folder key a marker names (longer: none named, the next holder sweeps nothing).
+_MAX_WHERE = 4096
 #: Lock files this process has held: only a later acquisition may be ``fresh`` (see LocalLock).
 _HELD_BEFORE: set[str] = set()
 
@@ -93,18 +96,24 @@ class LocalLock:
         self.cross_process = cross_process
         self._open_file = open_file
         self.fresh = False
+        #: the folder a holder killed since the last clean one was writing in without a journal
+        #: (input, as any metadata: the caller checks it as a key before using it)
+        self.left_in: str | None = None
         self._dirty = False
         self._busy = False  # BUSY written by this holder (CLEAN is then owed at a clean exit)
+        self._where: str | None = None  # the folder this holder's marker names
         self._fd: int | None = None
         self._inner: contextlib.ExitStack | None = None  # the portable lock's (no fcntl)
         self._thread_lock: LockType | None = None
 
-    def mark_busy(self) -> None:
-        """This holder is about to write something the next one must look for if it is killed
-        (a journal): the marker says so first."""
-        if not self._busy and self._fd is not None:
-            os.pwrite(self._fd, BUSY, 0)
-            self._busy = True
+    def mark_busy(self, where: str | None = None) -> None:
+        """This holder is about to write something the next one must look for if it is killed:
+        a journal, or (``where``) a file in that folder without a journal, whose temp file only
+        the marker can name. The marker says so first."""
+        if self._fd is None or (self._busy and where in (None, self._where)):
+            return
+        os.pwrite(self._fd, BUSY + _naming(where), 0)
+        self._busy, self._where = True, where
 
     def mark_dirty(self) -> None:
         """This holder leaves an unresolved journal: the next one must look for it."""
@@ -140,10 +149,13 @@ class LocalLock:
     def _take_marker(self) -> None:
         assert self._fd is not None
         held_before = self.path in _HELD_BEFORE
-        self.fresh = os.pread(self._fd, len(CLEAN) + 1, 0) == CLEAN and held_before
-        self._busy = False
+        head = os.pread(self._fd, len(CLEAN), 0)
+        self.fresh = head == CLEAN and held_before
+        self.left_in, self._busy, self._where = None, False, None
+        if head == BUSY:
+            self.left_in = _where_of(os.pread(self._fd, _MAX_WHERE + 8, len(BUSY)))
         if not self.fresh:
-            self.mark_busy()
+            self.mark_busy(self.left_in)  # killed too, this holder leaves that folder named
         _HELD_BEFORE.add(self.path)
 
     def __exit__(self, *exc: object) -> None:
@@ -161,6 +173,24 @@ class LocalLock:
         finally:
             if thread_lock is not None:
                 thread_lock.release()
+
+
+def _naming(where: str | None) -> bytes:
+    """What follows ``BUSY``: ``<length>\n<folder key>``, or ``-\n`` for no folder (so that a
+    stale name after it, from a longer marker before, is never read)."""
+    name = b"" if where is None else where.encode("utf-8", "surrogatepass")
+    return b"%d\n" % len(name) + name if where is not None and len(name) <= _MAX_WHERE else b"-\n"
+
+
+def _where_of(tail: bytes) -> str | None:
+    """The folder key after a ``BUSY`` marker (``<length>\n<key>``), or ``None``."""
+    length, newline, rest = tail.partition(b"\n")
+    if not (newline and length.isdigit() and len(length) <= 4 and int(length) <= len(rest)):
+        return None
+    try:
+        return rest[: int(length)].decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return None
 
 
 def local_lock(path: str, timeout: float, *, cross_process: bool, open_file: Callable[[], int]) -> LocalLock:

@@ -79,13 +79,15 @@ def replace_checked(
     same: Check,
     staged: int | None = None,
     written: os.stat_result | None = None,
+    keep: tuple[Directory, str] | None = None,
 ) -> None:
     """Swap the temp file ``tmp`` in for ``name``; keep it only if what came out is the file
     ``old`` holds open (with its stat when it was checked) and ``same`` accepts it, else swap
     back and raise ``PreconditionFailed``. ``staged``: the only open handle on ``tmp``, which
     holds a write lease while the new file is visible but not yet checked (see :func:`_blocked`);
     ``written``: that file's stat once written (device, inode and size: it is looked up at
-    ``tmp`` where not given)."""
+    ``tmp`` where not given); ``keep``: a folder and name to move the checked old file to instead
+    of unlinking it (where the move fails, it is unlinked all the same)."""
     held, checked = old
     if has_writers(held):  # refused before the swap: a refused write is never visible at all
         raise BeingWritten(errno.ESTALE, _WHY[BeingWritten], key)
@@ -94,7 +96,7 @@ def replace_checked(
         _still_there(directory, name, key, checked)  # the last step before the swap: keep it next to it
         ours = written if written is not None else directory.lstat(tmp)
         try:
-            _swap_in_and_check(directory, tmp, name, key, held, same, ours, leased)
+            _swap_in_and_check(directory, tmp, name, key, held, same, ours, leased, keep)
         except PreconditionFailed:
             raise  # nothing swapped, or already swapped back
         except BaseException:
@@ -153,6 +155,7 @@ def _swap_in_and_check(
     same: Check,
     ours: os.stat_result,
     leased: int | None = None,
+    keep: tuple[Directory, str] | None = None,
 ) -> None:
     try:
         exchange(directory, tmp, name)
@@ -166,7 +169,7 @@ def _swap_in_and_check(
         raise _swap_back(directory, tmp, name, key, ours, leased)
     if has_writers(held, signal_set=True):
         raise _swap_back(directory, tmp, name, key, ours, leased, error=BeingWritten)
-    _retire(directory, tmp, name, held, seen)
+    _retire(directory, tmp, name, held, seen, keep)
 
 
 def has_writers(held: int, *, signal_set: bool = False) -> bool:
@@ -264,13 +267,22 @@ def _kept_name(name: str) -> str:
     return candidate if len(os.fsencode(candidate)) <= _NAME_MAX else candidate[:_NAME_MAX]
 
 
-def _retire(directory: Directory, aside: str, name: str, held: int, seen: os.stat_result) -> None:
-    """Drop the checked old file, unless a writer that had it open wrote to it since the check:
-    then those bytes are kept under a ``.vfs-kept-`` name."""
+def _retire(
+    directory: Directory, aside: str, name: str, held: int, seen: os.stat_result, keep: tuple[Directory, str] | None
+) -> None:
+    """Drop the checked old file (or move it to ``keep``: the caller keeps it, as it was
+    checked), unless a writer that had it open wrote to it since the check: then those bytes are
+    kept under a ``.vfs-kept-`` name, and not moved."""
     if _changed(held, seen):
         directory.replace(aside, _kept_name(name))
-    else:
-        directory.unlink(aside)
+        return
+    if keep is not None:
+        try:
+            directory.move_to(aside, *keep)
+            return
+        except OSError:  # (another filesystem, a folder planted at the name): dropped as usual
+            pass
+    directory.unlink(aside)
 
 
 def _swap_back(

@@ -2,14 +2,20 @@
 
 A child process flips a local workspace between two trees, A and B, with one multi-file
 transaction per flip (adds in new nested directories, updates of a small and a 512 KiB file,
-deletes, a move that keeps mode 0755, and on the way back directory removals). The parent kills
+deletes, a move that keeps mode 0755, and on the way back directory removals), each flip led by
+a single-file commit of ``solo.txt`` (150 KiB: its history keeps the replaced file itself as the
+pre-image, moved into ``.vfs/tx``), which holds either of its two versions. The parent kills
 it with SIGKILL after a random delay drawn uniformly over several flip cycles, so the instant
 lands anywhere in a commit (inside a temp-file write, between two renames, between fsyncs), not
 only at the step boundaries ``VFS_TEST_CRASH_AT`` offers. The parent then inspects the raw disk
 (pending journal? temp files? a mixed tree?), reopens the workspace (which recovers) and checks:
 
-* the tree is exactly A or B, byte for byte, modes and directories included;
-* no uncommitted journal, no temp file anywhere under the root, the commit lock is free;
+* the tree is exactly A or B, byte for byte, modes and directories included, and ``solo.txt``
+  exactly one of its versions;
+* no uncommitted journal, no kept pre-image without its record, no temp file anywhere under the
+  root once the next holder of the lock has been (a killed single-file commit's temp file is
+  named by the lock, not by a journal: the next commit or `vfs recover` sweeps it), the commit
+  lock is free;
 * the workspace still commits (the next trial starts from what recovery left).
 
 ``spawn="fork"`` forks the child from this process (fast: vfs is already imported);
@@ -40,6 +46,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 BIG_A = b"".join(b"line %06d of a file big enough to take a while to write\n" % i for i in range(9000))
 BIG_B = BIG_A[: 300 * 1024] + b"changed in B\n" + BIG_A[300 * 1024 :]
+#: the file each flip first writes alone (a single-target commit), over RECORD_INLINE_MAX
+SOLO = "solo.txt"
+SOLO_VERSIONS = (BIG_A[: 150 * 1024], BIG_A[: 100 * 1024] + b"solo\n" + BIG_A[100 * 1024 : 150 * 1024])
 
 #: relative path -> (bytes, mode) for files, None for directories
 TREE_A: dict[str, Any] = {
@@ -65,6 +74,9 @@ TREE_B: dict[str, Any] = {
 
 
 def populate_local(root: str, tree: dict[str, Any]) -> None:
+    """``tree``, and ``solo.txt`` in its first version."""
+    with open(os.path.join(root, SOLO), "wb") as handle:
+        handle.write(SOLO_VERSIONS[0])
     for rel in sorted(tree):
         path = os.path.join(root, rel)
         if tree[rel] is None:
@@ -77,12 +89,13 @@ def populate_local(root: str, tree: dict[str, Any]) -> None:
 
 
 def disk_tree(root: str) -> dict[str, Any]:
-    """The tree as the disk holds it (``.vfs`` left out, temp files included)."""
+    """The tree as the disk holds it (``.vfs`` and ``solo.txt`` left out, temp files included)."""
     out: dict[str, Any] = {}
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = os.path.relpath(dirpath, root)
         if rel_dir == ".":
             dirnames[:] = [d for d in dirnames if d != ".vfs"]
+            filenames = [f for f in filenames if f != SOLO]
             rel_dir = ""
         for d in dirnames:
             out[os.path.join(rel_dir, d)] = None
@@ -91,6 +104,24 @@ def disk_tree(root: str) -> dict[str, Any]:
             with open(path, "rb") as handle:
                 out[os.path.join(rel_dir, f)] = (handle.read(), os.lstat(path).st_mode & 0o7777)
     return out
+
+
+def solo_is_whole(root: str) -> bool:
+    """Whether ``solo.txt`` holds exactly one of its versions, with its mode."""
+    path = os.path.join(root, SOLO)
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return data in SOLO_VERSIONS and os.lstat(path).st_mode & 0o7777 == 0o644
+
+
+def lone_kept_pre_images(root: str) -> list[str]:
+    """Kept pre-images (``.pre``) in ``.vfs/tx`` without their history record."""
+    tx = os.path.join(root, ".vfs", "tx")
+    try:
+        names = set(os.listdir(tx))
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in names if n.endswith(".pre") and n[: -len(".pre")] + ".record" not in names)
 
 
 def temp_files(root: str) -> list[str]:
@@ -128,6 +159,8 @@ def flip(ws: Any) -> str:
     """One multi-file transaction taking the tree from A to B or back; returns the state reached."""
     m = ws.mount
     to_b = ws.exists(f"{m}/delete.txt")
+    solo = ws.read_bytes(f"{m}/{SOLO}")
+    ws.write_bytes(f"{m}/{SOLO}", SOLO_VERSIONS[solo == SOLO_VERSIONS[0]])
     with ws.transaction(label="to B" if to_b else "to A") as tx:
         if to_b:
             tx.write(f"{m}/new/nested/deep/added.txt", b"added\n")
@@ -317,6 +350,11 @@ def run(
                 report.count("recovery finished a committed record")
             if recovery is not None and recovery.conflicts:
                 report.fail(f"{where}: recovery reported conflicts {recovery.conflicts}")
+            if left := pending_journals(root):
+                report.fail(f"{where}: uncommitted journals left after opening: {left}")
+            if any(os.path.dirname(t) == root for t in temp_files(root)):
+                report.count("a killed single-file commit's temp file, swept by the next holder of the lock")
+            ws.recover()  # as the next commit (or `vfs recover`) does first
             after = disk_tree(root)
             state = next((name for name, tree in trees.items() if tree == after), None)
             if state is None:
@@ -334,6 +372,10 @@ def run(
                 report.fail(f"{where}: temp files left after recovery: {left}")
             if left := pending_journals(root):
                 report.fail(f"{where}: uncommitted journals left after recovery: {left}")
+            if left := lone_kept_pre_images(root):
+                report.fail(f"{where}: kept pre-images without their record left after recovery: {left}")
+            if not solo_is_whole(root):
+                report.fail(f"{where}: {SOLO} holds neither of its versions after recovery")
             if not lock_is_free(root):
                 report.fail(f"{where}: the commit lock is still held")
             if ws.pending():
@@ -344,6 +386,11 @@ def run(
             final = flip(ws)
             if disk_tree(root) != trees[final]:
                 report.fail("the commit after the campaign did not produce the expected tree")
+            solo = ws.read_bytes(f"{root}/{SOLO}")
+            ws.write_bytes(f"{root}/{SOLO}", b"last")
+            ws.undo()  # its pre-image is the replaced file kept in the history
+            if ws.read_bytes(f"{root}/{SOLO}") != solo:
+                report.fail(f"undo of the last {SOLO} commit did not restore it")
             ws.recover()
             if left := temp_files(root):
                 report.fail(f"temp files left after a last recovery: {left}")

@@ -210,61 +210,78 @@ def _fresh(path: Path) -> tuple[bool, bool]:
     return seen[0], seen[1]
 
 
+def _marker(path: Path) -> bytes:
+    """The lock file's marker (what follows it names a folder, or nothing)."""
+    return path.read_bytes()[:15]
+
+
 def test_a_lock_is_fresh_only_after_this_process_held_it_and_its_holder_left_cleanly(tmp_path: Path) -> None:
     from backends.local.lock import BUSY, CLEAN
 
     path = tmp_path / "lock"
     path.write_bytes(CLEAN)  # clean, but written before this process ever held it (a power cut?)
     assert _fresh(path) == (False, True)
-    assert path.read_bytes() == CLEAN
+    assert _marker(path) == CLEAN
     lock = _lock(path)
     with lock:
-        assert lock.fresh and path.read_bytes() == CLEAN  # nothing said yet: nothing to look for
+        assert lock.fresh and _marker(path) == CLEAN  # nothing said yet: nothing to look for
         lock.mark_busy()  # about to write a journal
-        assert path.read_bytes() == BUSY  # a holder killed now leaves it busy
-    assert path.read_bytes() == CLEAN
+        assert path.read_bytes().startswith(BUSY + b"-\n")  # a holder killed now leaves it busy, naming no folder
+    assert _marker(path) == CLEAN
     lock = _lock(path)
     with lock:
-        assert path.read_bytes() == CLEAN
+        assert _marker(path) == CLEAN
         lock.mark_dirty()
-        assert path.read_bytes() == BUSY
-    assert path.read_bytes() == BUSY
+        assert _marker(path) == BUSY
+    assert _marker(path) == BUSY
     again = _lock(path)
     with again:
         assert not again.fresh  # the dirty holder's work must be looked for
-        assert path.read_bytes() == BUSY  # and it may recover it: a holder killed now leaves it busy
-    assert path.read_bytes() == CLEAN
+        assert _marker(path) == BUSY  # and it may recover it: a holder killed now leaves it busy
+    assert _marker(path) == CLEAN
 
 
-def test_a_commit_of_one_file_leaves_the_lock_file_untouched_and_a_journaled_one_marks_it(
+def test_a_one_file_commit_names_its_folder_in_the_lock_and_a_journaled_one_marks_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """A one-file commit has no journal to name the folder of its temp file: the lock names it
+    (``BUSY``, then the folder) before the file is staged, and says ``CLEAN`` again once done."""
+    from backends.local import publish
     from backends.local.lock import BUSY, CLEAN
 
     ws = _workspace(tmp_path)
+    (tmp_path / "sub").mkdir()
     with ws.transaction() as tx:  # the first acquisition in this process: never fresh
-        tx.write("a.txt", b"v0\n")
+        tx.write("sub/a.txt", b"v0\n")
     lock_file = tmp_path / ".vfs" / "lock"
-    assert lock_file.read_bytes() == CLEAN
-    before = os.stat(lock_file)
+    assert _marker(lock_file) == CLEAN
+    staged: list[bytes] = []
+    real_stage = publish.stage
+
+    def stage_seen(directory, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if directory.path.endswith("sub"):
+            staged.append(lock_file.read_bytes())
+        return real_stage(directory, *args, **kwargs)
+
+    monkeypatch.setattr(publish, "stage", stage_seen)
     with ws.transaction() as tx:
-        tx.write("a.txt", b"v1\n")
-    after = os.stat(lock_file)
-    assert (after.st_mtime_ns, after.st_ctime_ns) == (before.st_mtime_ns, before.st_ctime_ns)
-    assert (tmp_path / "a.txt").read_bytes() == b"v1\n"
+        tx.write("sub/a.txt", b"v1\n")
+    assert staged == [BUSY + b"3\nsub"]
+    assert _marker(lock_file) == CLEAN
+    assert (tmp_path / "sub" / "a.txt").read_bytes() == b"v1\n"
     written: list[bytes] = []
     real_fsync = os.fsync
 
     def journal_seen(fd: int) -> None:
-        written.append(lock_file.read_bytes())  # the marker when each flush (the journal's first) runs
+        written.append(_marker(lock_file))  # the marker when each flush (the journal's first) runs
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", journal_seen)
     with ws.transaction() as tx:  # two files: journaled
-        tx.write("a.txt", b"v2\n")
+        tx.write("sub/a.txt", b"v2\n")
         tx.write("b.txt", b"b\n")
     assert written and written[0] == BUSY, written  # marked before its journal was flushed
-    assert lock_file.read_bytes() == CLEAN
+    assert _marker(lock_file) == CLEAN
 
 
 def test_a_holder_killed_mid_commit_leaves_the_lock_not_fresh(tmp_path: Path) -> None:
@@ -284,10 +301,11 @@ def test_a_holder_killed_mid_commit_leaves_the_lock_not_fresh(tmp_path: Path) ->
     repo = str(Path(__file__).resolve().parents[2])
     proc = subprocess.run([sys.executable, "-c", killed, str(path), repo], check=False)
     assert proc.returncode == -signal.SIGKILL
-    assert path.read_bytes() == BUSY
+    assert _marker(path) == BUSY
     lock = _lock(path)
     with lock:
         assert not lock.fresh
+        assert lock.left_in is None  # its marker named no folder
 
 
 def test_a_lock_file_without_the_marker_is_never_fresh(tmp_path: Path) -> None:
