@@ -1,6 +1,7 @@
 """Corrupt-metadata campaign: truncate or flip the records under ``.vfs/tx`` (an interrupted
-commit's journal, and the journals and decisions of multi-file and single-file history), then
-reopen, recover, log, undo and commit.
+commit's journal, and the journals and decisions of multi-file and single-file history, and on
+local disk the replaced file a single-file commit keeps as its pre-image), then reopen, recover,
+log, undo and commit.
 
 Checked on every trial:
 
@@ -25,7 +26,9 @@ from benchmarks.reliability import Report
 from tests.support.trees import snapshot_tree
 from vfs.paths import PathMapper
 
-T0 = {"a.txt": b"A1\n", "b.txt": b"B1\n", "sub/c.txt": b"C1\n"}
+#: b.txt starts over 64 KiB: on local disk its single-file commit keeps the replaced file as its
+#: history's pre-image (``.pre``), a record of its own that the campaign damages too
+T0 = {"a.txt": b"A1\n", "b.txt": b"B1\n" * 24_000, "sub/c.txt": b"C1\n"}
 T1 = {**T0, "a.txt": b"A2\n", "d.txt": b"D\n"}  # multi-file commit
 T2 = {**T1, "b.txt": b"B2\n"}  # single-file commit
 T3 = {**T2, "a.txt": b"A3\n", "sub/c.txt": b"C3\n"}  # interrupted (its decision never landed)
