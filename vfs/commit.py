@@ -488,16 +488,16 @@ class Commit:
             return None
         return self.ctx.log.pre_key(journal.txid)  # (killed after the move: swept as a lone .pre)
 
-    def _kept(self, journal: Journal) -> bool:
-        """Whether the write kept the replaced file where :meth:`_keep_key` asked (a file of the
-        pre-image's size: its bytes are checked against the record's digest whenever read)."""
+    def _kept(self) -> bool:
+        """Whether the write kept the replaced file where :meth:`_keep_key` asked. Its presence
+        is enough: its bytes are checked against the record's length and digest whenever read
+        (a stat would hash it: a file renamed this instant is racy)."""
         if self._keep_replaced is None:
             return False
         try:
-            info = self.storage.stat(self._keep_replaced)
+            return not self.storage.matches(self._keep_replaced, None)
         except VfsError:
             return False
-        return info is not None and info.kind == "file" and info.size == len(journal.pre_images[0])
 
     def _record_single(self, journal: Journal, done: DoneRecord) -> list[str]:
         """Write the history record of a landed single-target commit; what went wrong, if anything.
@@ -506,7 +506,7 @@ class Commit:
         pre-image as journal + decision at once (one round trip on S3): the journal says
         ``committed``, so neither order of landing can be read as an interrupted commit."""
         log = self.ctx.log
-        if self._kept(journal):
+        if self._kept():
             journal.kept_pre = 0
             items = [log.record_item(journal, done)]
         elif sum(len(image) for image in journal.pre_images.values()) <= RECORD_INLINE_MAX:
