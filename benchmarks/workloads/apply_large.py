@@ -10,7 +10,8 @@ Series (same patch bytes, same file bytes, same result bytes for all):
   stat tuple cannot vouch for it, so vfs hashes its content);
 - ``floor``: what any durable patch tool with undo does at the least once the result is known, in
   this process: read the file, a bare durable atomic write of the (precomputed) result, the
-  pre-image kept in a file (unflushed): no parsing, no matching, no hashing, no check.
+  pre-image kept (the replaced file itself, by a hard link made before the replace: no byte
+  copied, as vfs keeps a large one): no parsing, no matching, no hashing, no check.
 
 Every series starts from the original file, restored and then left to settle past the local
 backend's racy window (untimed, the same for every tool), with the workspace history emptied.
@@ -73,15 +74,16 @@ def build(ctx: Context) -> Workload:
     kept = root / ".floor-pre-image"
 
     def floor() -> float:
+        kept.unlink(missing_ok=True)  # (untimed: the last run's)
+
         def call() -> None:
             fd = os.open(target, os.O_RDONLY)
             try:
-                data = os.read(fd, os.fstat(fd).st_size + 1)
+                os.read(fd, os.fstat(fd).st_size + 1)  # (a tool reads what it patches)
             finally:
                 os.close(fd)
+            os.link(target, kept)  # the pre-image, for undo: the replaced file itself, no byte copied
             durable_write(str(target), expected[target])
-            with open(kept, "wb") as out:  # the pre-image, for undo
-                out.write(data)
 
         return timed(call)
 
@@ -152,29 +154,20 @@ def build(ctx: Context) -> Workload:
             denominator="codex",
             earlier=0.5,
             note=(
-                "missed on the AMD machine of the published run (0.29-0.31x in four runs of 2026-12-06, 21:16 to "
-                "22:12: ours 32-45 ms, Codex 111-143 ms), at the bound on the Intel Xeon of that day's earlier "
-                "runs (0.25-0.31x; ours 20-31 ms, Codex 77-124 ms). Here, in the same run: the floor 13 ms "
-                "(0.12x; written since session 14 as the local backend writes a file to be flushed, in 1 MiB "
-                "batches with its writeback started between them, which took the target's write + fsync "
-                "9.7 -> 6.9 ms inside the apply); the parse and the plan ~9 ms each at the median in the "
-                "runner's order (after the settle), ~5 and ~4.4 ms in a warm loop; the history record "
-                "~2.4 ms. On the Xeon: the floor 11-12 ms, 0.11-0.15x; floor + parse (~4.3 ms) + plan "
-                "(~4.3 ms) ~20 ms. Session 12: the "
-                "content hash is BLAKE3 (backends.base.content_digest; records of earlier versions keep their "
-                "BLAKE2b digests and are still read): a 5.3 MB pass 6.0 -> 1.5 ms, so the two passes (the "
-                "post-image, reused as the written file's version; the pre-image, for the history record), on "
-                "other threads, no longer take the second core from the main thread: commit median 17-20 -> "
-                "11-13 ms, the whole apply 33-36 -> 20-28 ms (0.35x -> 0.26x in the published runs); context "
-                "lines' index pairs shared between chunks, so the parse wakes the cyclic collector 8 times, "
-                "not 16. On the main thread (callgrind, session 11): parse 46.5 M instructions (the per-line "
-                "loop ~11 M, what CPython 3.11 allows: C-level map/compress over one split measured slower), "
-                "the plan 31.1 M (one edit per chunk; bytes.find of a needle's first 24 bytes, each hit "
-                "checked in full; the UTF-8 check 4.6 M), the commit's Python ~8 M; in time the commit is its "
-                "I/O: the fsync, 5.3 MB written twice (the file, the pre-image kept for undo) and the replaced "
-                "inode freed at its last close (2-8 ms on this disk, mounted with discard, on another thread). "
-                "Lower needs the parse and the matcher in C, not Python; the time swings 0.2-0.5x with the "
-                "machine (the same run's minimum and maximum)."
+                "met since session 22 (0.21x in its run; 0.25-0.31x before, missed in the runs of sessions 19-21): a "
+                "one-file commit no longer writes the 5.3 MB pre-image into its history record: the replaced file "
+                "itself is kept as the pre-image (the set-aside swap moves it to .vfs/tx/TXID.pre; the record holds "
+                "its length and digest), so the commit writes the file once, not twice, and frees one 5.3 MB file "
+                "less at pruning: commit 10.9-12.1 -> 8.6-9.5 ms, the whole apply 23.1-23.3 -> 18.8-20.8 ms (medians "
+                "of 15 in three alternated A/B pairs, in process). What is left: parsing (~4-9 ms: 10,003 patch "
+                "lines in one Python loop; C-level map/compress over one split measured slower) and planning "
+                "(~5-9 ms: bytes.find of each chunk's first 24 bytes, forward in file order, each hit checked in "
+                "full; the UTF-8 check), ~5 and ~4.4 ms each in a warm loop, more at the median in the runner's "
+                "order (after the settle); the commit's I/O (the write in 1 MiB batches with its writeback "
+                "started between them, the fsyncs of the file and its folder) with both BLAKE3 passes (the "
+                "post-image, reused as the written file's version; the pre-image, for the record) on other "
+                "threads. The ratio swings 0.12-0.5x within a run on this shared machine (the min and max "
+                "columns), with Codex's own time as much as ours."
             ),
         ),
         Target(
@@ -228,8 +221,9 @@ def build(ctx: Context) -> Workload:
 FLOOR_NOTE = (
     "the floor is the I/O any durable patch tool with undo does once it knows the result (one read of "
     "5.3 MB, a durable atomic write of it in 1 MiB slices with its writeback started between them, the "
-    "pre-image kept), without parsing, matching, hashing or "
-    "checking; ours / floor is what the patch's Python work and vfs's guarantees add: parsing (~6-11 ms), "
-    "matching and planning (~7-9 ms), two BLAKE3 passes (the post-image, reused as the written file's "
-    "version; the pre-image, for the history record, on another thread), the version checks."
+    "pre-image kept by a hard link to the replaced file, no byte copied), without parsing, matching, "
+    "hashing or checking; ours / floor is what the patch's Python work and vfs's guarantees add: parsing "
+    "(~4-11 ms), matching and planning (~5-9 ms), two BLAKE3 passes (the post-image, reused as the "
+    "written file's version; the pre-image, for the history record, on other threads), the version "
+    "checks, the history record."
 )
