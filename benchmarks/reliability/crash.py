@@ -116,12 +116,7 @@ def solo_is_whole(root: str) -> bool:
 
 def lone_kept_pre_images(root: str) -> list[str]:
     """Kept pre-images (``.pre``) in ``.vfs/tx`` without their history record."""
-    tx = os.path.join(root, ".vfs", "tx")
-    try:
-        names = set(os.listdir(tx))
-    except FileNotFoundError:
-        return []
-    return sorted(n for n in names if n.endswith(".pre") and n[: -len(".pre")] + ".record" not in names)
+    return _without_partner(root, ".pre", ".record")
 
 
 def temp_files(root: str) -> list[str]:
@@ -132,12 +127,16 @@ def temp_files(root: str) -> list[str]:
 
 
 def pending_journals(root: str) -> list[str]:
-    tx = os.path.join(root, ".vfs", "tx")
+    return _without_partner(root, ".journal", ".done")
+
+
+def _without_partner(root: str, suffix: str, partner: str) -> list[str]:
+    """The names in ``.vfs/tx`` ending in ``suffix`` whose txid has no file ending in ``partner``."""
     try:
-        names = set(os.listdir(tx))
+        names = set(os.listdir(os.path.join(root, ".vfs", "tx")))
     except FileNotFoundError:
         return []
-    return sorted(n for n in names if n.endswith(".journal") and n[: -len(".journal")] + ".done" not in names)
+    return sorted(n for n in names if n.endswith(suffix) and n[: -len(suffix)] + partner not in names)
 
 
 def lock_is_free(root: str) -> bool:
