@@ -162,6 +162,19 @@ def data_size(data: WriteData) -> int:
     return sum(piece.nbytes if isinstance(piece, memoryview) else len(piece) for piece in data)
 
 
+def holds_at_least(data: WriteData, size: int) -> bool:
+    """Whether ``data`` holds ``size`` bytes or more: :func:`data_size` that stops counting there
+    (an edit of a large file comes as thousands of pieces)."""
+    if not isinstance(data, list):
+        return len(data) >= size
+    total = 0
+    for piece in data:
+        total += piece.nbytes if isinstance(piece, memoryview) else len(piece)
+        if total >= size:
+            return True
+    return False
+
+
 #: Backends that stage a write in a temp file next to its target name it with :func:`temp_name`,
 #: so vfs can hide such files from listings and sweep leftovers after a crash.
 TEMP_MARKER = ".vfs-tmp-"

@@ -42,7 +42,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 
-from backends.base import DeleteItem, WriteData, WriteItem, content_digest, data_size, is_lower_hex
+from backends.base import DeleteItem, WriteData, WriteItem, content_digest, holds_at_least, is_lower_hex
 from backends.values import field, value
 from vfs import recordjson
 from vfs.errors import (
@@ -130,7 +130,7 @@ def hash_beside(blobs: Mapping[int, WriteData]) -> Callable[[], dict[int, str]]:
     hashed on two other threads (two cores) while this one writes and flushes the files: the
     digests are needed only once the bytes are down (the written file's version, the history
     record), or for a journal written first, before the first target changes."""
-    big = {index: blob for index, blob in blobs.items() if data_size(blob) >= HASH_BESIDE_MIN}
+    big = {index: blob for index, blob in blobs.items() if holds_at_least(blob, HASH_BESIDE_MIN)}
     digests: dict[int, str] = {}
     done = _hash_on_a_thread(big, digests) if big else None
 

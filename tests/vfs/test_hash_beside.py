@@ -98,3 +98,16 @@ def test_asking_once_per_file_does_not_pass_over_every_blob_each_time() -> None:
     for index in range(2000):
         assert wait()[index] == txlog.digest(b"%d" % index)
     assert _CountingBlobs.passes <= 2, _CountingBlobs.passes  # the big ones picked out, then the rest hashed
+
+
+@pytest.mark.parametrize("size", [0, 1, 4095, 4096, 4097, 10_000])
+def test_holds_at_least_counts_bytes_as_data_size_does(size: int) -> None:
+    from array import array
+
+    from backends.base import data_size, holds_at_least
+
+    words = memoryview(array("I", range(512)))  # 2,048 bytes in 512 items: counted in bytes
+    data: list[bytes | memoryview] = [b"ab", words, memoryview(b"x" * 2046)]
+    assert data_size(data) == 4096
+    assert holds_at_least(data, size) == (4096 >= size)
+    assert holds_at_least(b"y" * 4096, size) == (4096 >= size)
