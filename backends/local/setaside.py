@@ -270,8 +270,8 @@ def _kept_name(name: str) -> str:
 def _retire(
     directory: Directory, aside: str, name: str, held: int, seen: os.stat_result, keep: tuple[Directory, str] | None
 ) -> None:
-    """Drop the checked old file (or move it to ``keep``: the caller keeps it, as it was
-    checked), unless a writer that had it open wrote to it since the check: then those bytes are
+    """Drop the checked old file (or move it to ``keep``, made private: the caller keeps it, as it
+    was checked), unless a writer that had it open wrote to it since the check: then those bytes are
     kept under a ``.vfs-kept-`` name, and not moved."""
     if _changed(held, seen):
         directory.replace(aside, _kept_name(name))
@@ -279,10 +279,22 @@ def _retire(
     if keep is not None:
         try:
             directory.move_to(aside, *keep)
-            return
         except OSError:  # (another filesystem, a folder planted at the name): dropped as usual
             pass
+        else:
+            _make_private(held)
+            return
     directory.unlink(aside)
+
+
+def _make_private(held: int) -> None:
+    """A kept file is data, not the file it was: no set-id or execute bit, not readable by others
+    (a setuid program replaced by an edit must not live on, runnable, in the history). Where the
+    caller does not own it (no right to change its mode), it keeps the mode it had."""
+    try:
+        os.fchmod(held, 0o600)
+    except OSError:
+        pass
 
 
 def _swap_back(

@@ -109,5 +109,5 @@ def test_holds_at_least_counts_bytes_as_data_size_does(size: int) -> None:
     words = memoryview(array("I", range(512)))  # 2,048 bytes in 512 items: counted in bytes
     data: list[bytes | memoryview] = [b"ab", words, memoryview(b"x" * 2046)]
     assert data_size(data) == 4096
-    assert holds_at_least(data, size) == (4096 >= size)
-    assert holds_at_least(b"y" * 4096, size) == (4096 >= size)
+    assert holds_at_least(data, size) == (size <= 4096)
+    assert holds_at_least(b"y" * 4096, size) == (size <= 4096)

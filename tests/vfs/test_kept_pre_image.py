@@ -213,3 +213,17 @@ def test_sigkill_around_the_move_never_loses_the_change_or_leaves_a_lone_kept_fi
         assert (tmp_path / "big.txt").read_bytes() == OLD
     else:
         assert "pre" not in _suffixes(tmp_path)
+
+
+@pytest.mark.parametrize("mode", [0o4755, 0o644, 0o2775])
+def test_a_kept_pre_image_is_private_data_and_undo_gives_the_mode_back(tmp_path: Path, mode: int) -> None:
+    """A setuid program replaced by an edit must not live on, runnable, in the history; its mode
+    is the record's to give back."""
+    (tmp_path / "tool").write_bytes(OLD)
+    os.chmod(tmp_path / "tool", mode)
+    ws = vfs.open_workspace(str(tmp_path))
+    ws.write_bytes("tool", NEW)
+    assert os.stat(_pre_file(tmp_path)).st_mode & 0o7777 == 0o600
+    ws.undo()
+    assert (tmp_path / "tool").read_bytes() == OLD
+    assert os.stat(tmp_path / "tool").st_mode & 0o7777 == mode
