@@ -256,7 +256,14 @@ def _refuse_other_indentation(content: Source, old: str, match: Match, path: str
     if len([line for line in lines if line.strip()]) < 2:
         return
     here = content.rfind("\n", 0, match.start) + 1
-    others = [first for first in tolerant.shifted_copies(content, old) if first != here]
+    column = match.start - here
+    # An exact copy the unique match did not count overlaps it (matches are counted
+    # non-overlapping, as the peer counts them): it is the same text, not another indentation.
+    others = [
+        first
+        for first in tolerant.shifted_copies(content, old)
+        if first != here and not content.startswith(old, first + column)
+    ]
     if others:
         raise AmbiguousEdit(
             f"No replacement was performed: old_str matches at line {line_at(content, match.start)} of {path}, and "

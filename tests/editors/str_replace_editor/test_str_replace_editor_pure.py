@@ -724,3 +724,13 @@ def test_listing_sorts_by_utf16_code_units_like_the_dsh_editor():
 class Entry:
     path: str
     kind: str
+
+
+def test_an_overlapping_exact_copy_is_not_another_indentation():
+    """Matches are counted non-overlapping: in ``a/a/a``, ``a/a`` matches once (the first), and the
+    overlapping copy one line down is the same text, not the same lines at another indentation
+    (found by the property above)."""
+    assert replace_unique("a\na\na", "a\na", "", path="/w/f").text == "\na"
+    assert replace_unique("x\n  a\n  a\n  a\n", "  a\n  a", "  b", path="/w/f").text == "x\n  b\n  a\n"
+    with pytest.raises(AmbiguousEdit):  # a copy at another indentation is still refused
+        replace_unique("a\nb\n  a\n  b\n", "a\nb", "c\nd", path="/w/f")
