@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from backends.base import DeleteItem, WriteData, WriteItem, iter_parents, joined, load_hash, parent_of
 from vfs.context import Context
 from vfs.errors import IOFailure, NotADirectory, NotFound, RollbackFailed, StaleVersion, VfsError
-from vfs.recovery import recover, rollback, sweep_left_in
+from vfs.recovery import recover, rollback
 from vfs.staging import Overlay
 from vfs.txlog import RECORD_INLINE_MAX, DoneRecord, Journal, Kind, TargetRecord, hash_beside, new_txid
 from vfs.types import Change, CommitResult
@@ -95,8 +95,6 @@ class Commit:
                     self._drop_early(early)
                     early = None
                 self._require_resolved(listed=not held.fresh)
-                if held.left_in is not None:
-                    sweep_left_in(self.ctx, held.left_in)
                 journal = self._preflight(targets, early)
                 result = (self._commit_single if self._single(journal) else self._commit_journaled)(journal)
                 prune()

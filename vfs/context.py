@@ -13,6 +13,7 @@ from types import TracebackType
 from backends.base import Capabilities, FileInfo
 from vfs.errors import Exists, NotFound, RecoveryNeeded, SandboxDenied, VfsError
 from vfs.paths import PathMapper
+from vfs.recovery import sweep_left_in
 from vfs.storage import HeldLock, Locking, Storage
 from vfs.txlog import TxLog
 from vfs.types import Stat
@@ -137,9 +138,15 @@ class CommitLock:
     def __enter__(self) -> HeldLock:
         ctx = self._ctx
         locking = ctx.storage.lock(ctx.lock_key, ctx.lock_timeout)
-        self._held = ctx.write_meta(locking.__enter__)  # (a lock file needs its folder)
+        held = self._held = ctx.write_meta(locking.__enter__)  # (a lock file needs its folder)
         self._locking = locking
-        return self._held
+        if held.left_in is not None:  # every holder, whatever it came for, sweeps a killed one's temp file
+            try:
+                sweep_left_in(ctx, held.left_in)
+            except BaseException as exc:
+                self.__exit__(type(exc), exc, exc.__traceback__)
+                raise
+        return held
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

@@ -11,7 +11,7 @@ from vfs.context import Context
 from vfs.errors import InvalidArgument, NotFound, SandboxDenied, Unsupported
 from vfs.history import History, Pruned, Rewind
 from vfs.paths import META_DIR, MODES, PathMapper
-from vfs.recovery import needs_recovery, pending, recover, sweep_left_in
+from vfs.recovery import needs_recovery, pending, recover
 from vfs.session import ObservationPolicy, Policy, Session
 from vfs.storage import Storage, check_root, connect
 from vfs.text import decode_text
@@ -258,9 +258,7 @@ class Workspace:
             return RecoveryReport()
         if self.mode == "read-only":
             raise SandboxDenied("Cannot recover: the workspace is read-only.", mode=self.mode)
-        with self._ctx.commit_lock() as held:
-            if held.left_in is not None:
-                sweep_left_in(self._ctx, held.left_in)
+        with self._ctx.commit_lock():
             self.last_recovery = recover(self._ctx, discard=discard)
         return self.last_recovery
 

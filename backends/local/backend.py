@@ -255,9 +255,10 @@ class LocalBackend:
         """Rename (or swap) a staged temp file into place; every handle closed, the temp file
         removed if it did not land."""
         directory, item, old = staged.directory, staged.item, staged.old
-        keep = self._keep_place(item) if old is not None else None
+        keep = None
         try:
             try:
+                keep = self._keep_place(item) if old is not None else None
                 self._publish(directory, staged.tmp, staged.name, item, old, staged.fd, staged.written, keep)
                 st = os.fstat(staged.fd)  # our inode, whatever is at the name by now
             except BaseException:

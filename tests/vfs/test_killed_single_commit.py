@@ -103,3 +103,12 @@ def test_a_clean_single_commit_leaves_the_lock_clean(tmp_path: Path) -> None:
     ws.write_bytes("a.txt", b"b")
     ws.write_bytes("a.txt", b"c")
     assert (tmp_path / ".vfs" / "lock").read_bytes().startswith(b"vfs-lock clean\n")
+
+
+def test_any_holder_of_the_lock_sweeps_it_not_only_a_commit(killed_in: Path) -> None:
+    """A checkpoint takes the lock and lets it go clean: had it not swept, the folder the lock
+    named would be forgotten with the marker, and the temp file left for good."""
+    ws = vfs.open_workspace(str(killed_in))
+    ws.checkpoint("after-the-kill")
+    assert _temps(killed_in / "sub" / "dir") == []
+    assert (killed_in / ".vfs" / "lock").read_bytes().startswith(b"vfs-lock clean\n")
